@@ -1,0 +1,104 @@
+//===- DitAttrs.cpp - model, workload and mesh attribute verifiers -------===//
+#include "dit/IR/DitAttrs.h"
+#include "dit/IR/DitDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::dit;
+
+#include "dit/IR/DitEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dit/IR/DitAttrs.cpp.inc"
+
+void DitDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "dit/IR/DitAttrs.cpp.inc"
+      >();
+}
+
+LogicalResult
+ModelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                  StringRef family, StringRef className, int64_t doubleBlocks,
+                  int64_t singleBlocks, int64_t numHeads, int64_t headDim,
+                  int64_t hiddenSize, int64_t ffnSize, int64_t textHiddenSize,
+                  int64_t textEmbedDim, int64_t inChannels, int64_t outChannels,
+                  DenseI64ArrayAttr patch, int64_t vaeSpatial,
+                  int64_t vaeTemporal, int64_t seqAlign, int64_t experts) {
+  if (family.empty())
+    return emitError() << "model family must not be empty";
+  if (doubleBlocks < 0 || singleBlocks < 0 || doubleBlocks + singleBlocks < 1)
+    return emitError() << "model needs at least one block, got "
+                       << doubleBlocks << " double + " << singleBlocks
+                       << " single";
+  for (auto [what, value] :
+       {std::pair<const char *, int64_t>{"num_heads", numHeads},
+        {"head_dim", headDim},
+        {"hidden_size", hiddenSize},
+        {"ffn_size", ffnSize},
+        {"text_hidden_size", textHiddenSize},
+        {"text_embed_dim", textEmbedDim},
+        {"in_channels", inChannels},
+        {"out_channels", outChannels},
+        {"vae_spatial", vaeSpatial},
+        {"vae_temporal", vaeTemporal},
+        {"seq_align", seqAlign},
+        {"experts", experts}})
+    if (value < 1)
+      return emitError() << "model " << what << " must be positive, got "
+                         << value;
+  if (numHeads * headDim != hiddenSize)
+    return emitError() << "num_heads " << numHeads << " x head_dim " << headDim
+                       << " = " << numHeads * headDim
+                       << " does not equal hidden_size " << hiddenSize;
+  if (patch.size() != 3 ||
+      llvm::any_of(patch.asArrayRef(), [](int64_t p) { return p < 1; }))
+    return emitError() << "patch must be three positive sizes [t, h, w]";
+  return success();
+}
+
+LogicalResult WorkloadAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t batch,
+    int64_t height, int64_t width, int64_t frames, int64_t latentFrames,
+    int64_t latentHeight, int64_t latentWidth, int64_t imageTokens,
+    int64_t textTokens, int64_t branches, FloatAttr guidanceScale,
+    int64_t steps) {
+  for (auto [what, value] :
+       {std::pair<const char *, int64_t>{"batch", batch},
+        {"height", height},
+        {"width", width},
+        {"frames", frames},
+        {"latent_frames", latentFrames},
+        {"latent_height", latentHeight},
+        {"latent_width", latentWidth},
+        {"image_tokens", imageTokens},
+        {"branches", branches},
+        {"steps", steps}})
+    if (value < 1)
+      return emitError() << "workload " << what << " must be positive, got "
+                         << value;
+  if (textTokens < 0)
+    return emitError() << "workload text_tokens must not be negative, got "
+                       << textTokens;
+  return success();
+}
+
+LogicalResult MeshAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               int64_t dp, int64_t cfg, int64_t pp,
+                               int64_t ring, int64_t kvGather, int64_t ulysses,
+                               int64_t tp) {
+  for (auto [what, value] : {std::pair<const char *, int64_t>{"dp", dp},
+                             {"cfg", cfg},
+                             {"pp", pp},
+                             {"ring", ring},
+                             {"kv_gather", kvGather},
+                             {"ulysses", ulysses},
+                             {"tp", tp}})
+    if (value < 1)
+      return emitError() << "mesh axis '" << what
+                         << "' must have a positive size, got " << value;
+  return success();
+}

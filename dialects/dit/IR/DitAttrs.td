@@ -1,0 +1,121 @@
+//===- DitAttrs.td - model, workload and mesh attributes --*- tablegen -*-===//
+
+#ifndef DIT_ATTRS_TD
+#define DIT_ATTRS_TD
+
+include "dit/IR/DitBase.td"
+
+class Dit_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<Dit_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+def Dit_ModelAttr : Dit_Attr<"Model", "model"> {
+  let summary = "Architecture facts of one diffusion transformer";
+  let description = [{
+    Everything the sharding rules need to know about the network itself.
+    `double_blocks` counts dual-stream (text + image) blocks and
+    `single_blocks` the single-stream ones; a model with one kind of block
+    puts all of them in `single_blocks`. `text_hidden_size` is the width of
+    the text stream inside joint blocks (it differs from `hidden_size` in
+    Mochi). `seq_align` is the model's packing alignment for sharded tokens.
+
+    ```mlir
+    #dit.model<family = "wan", class_name = "WanTransformer3DModel",
+               double_blocks = 0, single_blocks = 40, num_heads = 40,
+               head_dim = 128, hidden_size = 5120, ffn_size = 13824,
+               text_hidden_size = 5120, text_embed_dim = 4096,
+               in_channels = 16, out_channels = 16,
+               patch = array<i64: 1, 2, 2>, vae_spatial = 8,
+               vae_temporal = 4, seq_align = 1, experts = 1>
+    ```
+  }];
+  let parameters = (ins
+    StringRefParameter<"family name">:$family,
+    StringRefParameter<"diffusers _class_name">:$class_name,
+    "int64_t":$double_blocks,
+    "int64_t":$single_blocks,
+    "int64_t":$num_heads,
+    "int64_t":$head_dim,
+    "int64_t":$hidden_size,
+    "int64_t":$ffn_size,
+    "int64_t":$text_hidden_size,
+    "int64_t":$text_embed_dim,
+    "int64_t":$in_channels,
+    "int64_t":$out_channels,
+    "::mlir::DenseI64ArrayAttr":$patch,
+    "int64_t":$vae_spatial,
+    "int64_t":$vae_temporal,
+    "int64_t":$seq_align,
+    "int64_t":$experts
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    int64_t getNumBlocks() const { return getDoubleBlocks() + getSingleBlocks(); }
+  }];
+}
+
+def Dit_WorkloadAttr : Dit_Attr<"Workload", "workload"> {
+  let summary = "One generation request's shape";
+  let description = [{
+    Resolution, frame count and guidance of one request, and the token
+    counts they imply. `image_tokens` counts image or video tokens after VAE
+    compression, patching and packing; these are the tokens sequence
+    parallelism splits. `text_tokens` are counted separately and stay
+    replicated. `branches` is the number of guidance branches the denoiser
+    runs per step: 1 for guidance-distilled models, 2 for true CFG.
+
+    ```mlir
+    #dit.workload<batch = 1, height = 480, width = 832, frames = 81,
+                  latent_frames = 21, latent_height = 60, latent_width = 104,
+                  image_tokens = 32760, text_tokens = 512, branches = 2,
+                  guidance_scale = 5.0, steps = 50>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$batch,
+    "int64_t":$height,
+    "int64_t":$width,
+    "int64_t":$frames,
+    "int64_t":$latent_frames,
+    "int64_t":$latent_height,
+    "int64_t":$latent_width,
+    "int64_t":$image_tokens,
+    "int64_t":$text_tokens,
+    "int64_t":$branches,
+    "::mlir::FloatAttr":$guidance_scale,
+    "int64_t":$steps
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Dit_MeshAttr : Dit_Attr<"Mesh", "mesh"> {
+  let summary = "Named parallel mesh: one size per axis";
+  let description = [{
+    The seven parallel axes ditc knows, each with a size. The product of the
+    sizes is the world size. Axes are named, Shardy-style, so diagnostics and
+    group tables speak of `ulysses` rather than of grid dimension 5.
+    `ring` and `kv_gather` fill the same slot and are never both above 1 in
+    a legal plan; that is a legality rule, not a verifier constraint, so
+    that the checker can report it with the rest.
+
+    ```mlir
+    #dit.mesh<dp = 1, cfg = 2, pp = 1, ring = 1, kv_gather = 1, ulysses = 2, tp = 2>
+    ```
+  }];
+  let parameters = (ins
+    DefaultValuedParameter<"int64_t", "1">:$dp,
+    DefaultValuedParameter<"int64_t", "1">:$cfg,
+    DefaultValuedParameter<"int64_t", "1">:$pp,
+    DefaultValuedParameter<"int64_t", "1">:$ring,
+    DefaultValuedParameter<"int64_t", "1">:$kv_gather,
+    DefaultValuedParameter<"int64_t", "1">:$ulysses,
+    DefaultValuedParameter<"int64_t", "1">:$tp
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+#endif // DIT_ATTRS_TD

@@ -1,0 +1,132 @@
+//===- DitBase.td - dit dialect definition and enums ------*- tablegen -*-===//
+//
+// The `dit` dialect: a tensor-level diffusion-transformer graph with static
+// shapes, plus the model, workload and mesh metadata that sharding needs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DIT_BASE_TD
+#define DIT_BASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def Dit_Dialect : Dialect {
+  let name = "dit";
+  let cppNamespace = "::mlir::dit";
+  let summary = "Diffusion-transformer graphs with sharding metadata";
+  let description = [{
+    The `dit` dialect holds one diffusion pipeline: a function per pipeline
+    component (`@text_encoder`, `@transformer`, `@denoise_step`,
+    `@vae_decode`). The transformer is unrolled block by block; every op of a
+    block carries the discardable `dit.block` index so that pipeline
+    parallelism can assign it to a stage. Parameters are referred to by the
+    name they have in the model's checkpoint (`weight = "blocks.3.attn1.to_q"`)
+    rather than as SSA values, which keeps the graph small and lets each rank
+    materialize only its own slice.
+
+    Module attributes:
+      * `dit.model`    : `#dit.model<...>`    architecture facts.
+      * `dit.workload` : `#dit.workload<...>` resolution, frames, tokens.
+      * `dit.mesh`     : `#dit.mesh<...>`     optional parallel degrees.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Registers the attributes (defined in DitAttrs.cpp, next to their
+    /// storage classes).
+    void registerAttributes();
+
+    /// Discardable attribute naming the transformer block an op belongs to.
+    static constexpr ::llvm::StringLiteral kBlockAttrName = "dit.block";
+    static constexpr ::llvm::StringLiteral kModelAttrName = "dit.model";
+    static constexpr ::llvm::StringLiteral kWorkloadAttrName = "dit.workload";
+    static constexpr ::llvm::StringLiteral kMeshAttrName = "dit.mesh";
+    static constexpr ::llvm::StringLiteral kComponentAttrName = "dit.component";
+  }];
+}
+
+class Dit_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Dit_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Dit_AttentionKind : I32EnumAttr<"AttentionKind", "attention pattern", [
+    I32EnumAttrCase<"Self", 0, "self">,
+    I32EnumAttrCase<"Cross", 1, "cross">,
+    I32EnumAttrCase<"Joint", 2, "joint">]> {
+  let cppNamespace = "::mlir::dit";
+  let genSpecializedAttr = 0;
+}
+def Dit_AttentionKindAttr : EnumAttr<Dit_Dialect, Dit_AttentionKind, "attention_kind"> {
+  let assemblyFormat = "$value";
+}
+
+def Dit_QKVLayout : I32EnumAttr<"QKVLayout", "how Q, K and V reach attention", [
+    I32EnumAttrCase<"Separate", 0, "separate">,
+    I32EnumAttrCase<"Stacked", 1, "stacked">]> {
+  let cppNamespace = "::mlir::dit";
+  let genSpecializedAttr = 0;
+}
+def Dit_QKVLayoutAttr : EnumAttr<Dit_Dialect, Dit_QKVLayout, "qkv_layout"> {
+  let assemblyFormat = "$value";
+}
+
+def Dit_KVCache : I32EnumAttr<"KVCache", "key/value cache kind", [
+    I32EnumAttrCase<"None", 0, "none">,
+    I32EnumAttrCase<"Paged", 1, "paged">]> {
+  let cppNamespace = "::mlir::dit";
+  let genSpecializedAttr = 0;
+}
+def Dit_KVCacheAttr : EnumAttr<Dit_Dialect, Dit_KVCache, "kv_cache"> {
+  let assemblyFormat = "$value";
+}
+
+def Dit_TextPosition : I32EnumAttr<"TextPosition",
+    "where text tokens sit in a joint sequence", [
+    I32EnumAttrCase<"Prefix", 0, "prefix">,
+    I32EnumAttrCase<"Suffix", 1, "suffix">]> {
+  let cppNamespace = "::mlir::dit";
+  let genSpecializedAttr = 0;
+}
+def Dit_TextPositionAttr : EnumAttr<Dit_Dialect, Dit_TextPosition, "text_position"> {
+  let assemblyFormat = "$value";
+}
+
+def Dit_ActivationKind : I32EnumAttr<"ActivationKind", "MLP activation", [
+    I32EnumAttrCase<"Gelu", 0, "gelu">,
+    I32EnumAttrCase<"GeluTanh", 1, "gelu_tanh">,
+    I32EnumAttrCase<"Silu", 2, "silu">,
+    I32EnumAttrCase<"SwiGLU", 3, "swiglu">,
+    I32EnumAttrCase<"GeGLU", 4, "geglu">]> {
+  let cppNamespace = "::mlir::dit";
+  let genSpecializedAttr = 0;
+}
+def Dit_ActivationKindAttr : EnumAttr<Dit_Dialect, Dit_ActivationKind, "activation"> {
+  let assemblyFormat = "$value";
+}
+
+def Dit_SchedulerKind : I32EnumAttr<"SchedulerKind", "denoising scheduler", [
+    I32EnumAttrCase<"FlowMatchEuler", 0, "flow_match_euler">]> {
+  let cppNamespace = "::mlir::dit";
+  let genSpecializedAttr = 0;
+}
+def Dit_SchedulerKindAttr : EnumAttr<Dit_Dialect, Dit_SchedulerKind, "scheduler"> {
+  let assemblyFormat = "$value";
+}
+
+def Dit_ComponentKind : I32EnumAttr<"ComponentKind", "pipeline component", [
+    I32EnumAttrCase<"TextEncoder", 0, "text_encoder">,
+    I32EnumAttrCase<"ImageEncoder", 1, "image_encoder">,
+    I32EnumAttrCase<"VaeDecoder", 2, "vae_decoder">]> {
+  let cppNamespace = "::mlir::dit";
+  let genSpecializedAttr = 0;
+}
+def Dit_ComponentKindAttr : EnumAttr<Dit_Dialect, Dit_ComponentKind, "component_kind"> {
+  let assemblyFormat = "$value";
+}
+
+#endif // DIT_BASE_TD

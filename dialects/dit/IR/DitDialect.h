@@ -1,0 +1,9 @@
+//===- DitDialect.h - the dit dialect ---------------------------*- C++ -*-===//
+#ifndef DIT_IR_DITDIALECT_H
+#define DIT_IR_DITDIALECT_H
+
+#include "mlir/IR/Dialect.h"
+
+#include "dit/IR/DitDialect.h.inc"
+
+#endif // DIT_IR_DITDIALECT_H

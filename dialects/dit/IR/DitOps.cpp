@@ -1,0 +1,436 @@
+//===- DitOps.cpp - dit op verifiers --------------------------------------===//
+//
+// Every verifier checks that the op's shapes agree with its attributes. The
+// messages name the numbers involved so a wrong importer or pass is easy to
+// find from the diagnostic alone.
+//
+//===----------------------------------------------------------------------===//
+#include "dit/IR/DitOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::dit;
+
+static RankedTensorType tensorOf(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+/// Prints a shape as 1x32760x5120 for diagnostics.
+static std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  llvm::interleave(shape, os, "x");
+  return out;
+}
+
+/// Checks that `value` is a [B, S, D] token tensor.
+static LogicalResult verifyTokens(Operation *op, Value value, StringRef what) {
+  if (tensorOf(value).getRank() != 3)
+    return op->emitOpError() << "expects " << what
+                             << " to be [batch, tokens, features], got rank "
+                             << tensorOf(value).getRank();
+  return success();
+}
+
+static LogicalResult verifySameElementType(Operation *op, Value a, Value b) {
+  if (tensorOf(a).getElementType() != tensorOf(b).getElementType())
+    return op->emitOpError() << "element types differ: "
+                             << tensorOf(a).getElementType() << " vs "
+                             << tensorOf(b).getElementType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Embeddings
+//===----------------------------------------------------------------------===//
+
+LogicalResult TimestepEmbeddingOp::verify() {
+  auto in = tensorOf(getTimestep());
+  auto out = tensorOf(getResult());
+  if (in.getRank() != 1)
+    return emitOpError() << "expects timesteps of shape [batch], got rank "
+                         << in.getRank();
+  if (out.getRank() != 2 || out.getDimSize(0) != in.getDimSize(0))
+    return emitOpError() << "expects result [" << in.getDimSize(0)
+                         << ", width], got " << shapeString(out.getShape());
+  if (getFreqDim() < 2 || getFreqDim() % 2 != 0)
+    return emitOpError() << "freq_dim must be a positive even number, got "
+                         << getFreqDim();
+  return success();
+}
+
+LogicalResult PatchEmbedOp::verify() {
+  auto in = tensorOf(getLatents());
+  auto out = tensorOf(getResult());
+  ArrayRef<int64_t> patch = getPatch();
+  if (patch.size() != 3 || llvm::any_of(patch, [](int64_t p) { return p < 1; }))
+    return emitOpError() << "patch must be three positive sizes [t, h, w]";
+  if (in.getRank() != 4 && in.getRank() != 5)
+    return emitOpError()
+           << "expects latents [B, C, H, W] or [B, C, F, H, W], got rank "
+           << in.getRank();
+  bool video = in.getRank() == 5;
+  int64_t frames = video ? in.getDimSize(2) : 1;
+  int64_t height = in.getDimSize(video ? 3 : 2);
+  int64_t width = in.getDimSize(video ? 4 : 3);
+  if (frames % patch[0] || height % patch[1] || width % patch[2])
+    return emitOpError() << "latent grid " << frames << "x" << height << "x"
+                         << width << " is not divisible by patch " << patch[0]
+                         << "x" << patch[1] << "x" << patch[2];
+  int64_t tokens =
+      (frames / patch[0]) * (height / patch[1]) * (width / patch[2]);
+  if (out.getRank() != 3 || out.getDimSize(0) != in.getDimSize(0) ||
+      out.getDimSize(1) != tokens)
+    return emitOpError() << "expects result [" << in.getDimSize(0) << ", "
+                         << tokens << ", width] for latents "
+                         << shapeString(in.getShape()) << ", got "
+                         << shapeString(out.getShape());
+  return success();
+}
+
+LogicalResult RotaryEmbeddingOp::verify() {
+  if (failed(verifyTokens(*this, getInput(), "input")))
+    return failure();
+  auto type = tensorOf(getInput());
+  int64_t width = type.getDimSize(2);
+  if (getNumHeads() < 1 || width % getNumHeads() != 0)
+    return emitOpError() << "width " << width << " is not divisible by "
+                         << getNumHeads() << " heads";
+  int64_t headDim = width / getNumHeads();
+  int64_t axesSum = 0;
+  for (int64_t d : getAxesDims())
+    axesSum += d;
+  if (axesSum != headDim)
+    return emitOpError() << "axes_dims sum to " << axesSum
+                         << " but head_dim is " << headDim;
+  if (getAxesDims().size() != getGrid().size())
+    return emitOpError() << "axes_dims has " << getAxesDims().size()
+                         << " entries but grid has " << getGrid().size();
+  int64_t gridTokens = 1;
+  for (int64_t g : getGrid())
+    gridTokens *= g;
+  if (getTextTokens() < 0 || gridTokens + getTextTokens() != type.getDimSize(1))
+    return emitOpError() << "grid holds " << gridTokens << " tokens plus "
+                         << getTextTokens() << " text tokens, but the input has "
+                         << type.getDimSize(1);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Linear and norms
+//===----------------------------------------------------------------------===//
+
+LogicalResult LinearOp::verify() {
+  auto in = tensorOf(getInput());
+  auto out = tensorOf(getResult());
+  if (getWeight().empty())
+    return emitOpError() << "needs a parameter name in 'weight'";
+  if (in.getRank() < 1 || in.getRank() != out.getRank())
+    return emitOpError() << "input rank " << in.getRank()
+                         << " and result rank " << out.getRank() << " differ";
+  if (in.getShape().drop_back() != out.getShape().drop_back())
+    return emitOpError() << "leading dimensions differ: "
+                         << shapeString(in.getShape()) << " vs "
+                         << shapeString(out.getShape());
+  return verifySameElementType(*this, getInput(), getResult());
+}
+
+template <typename NormOp>
+static LogicalResult verifyNorm(NormOp op) {
+  auto type = tensorOf(op.getInput());
+  if (op.getAffine() && !op.getWeight())
+    return op.emitOpError() << "is affine but names no 'weight'";
+  if (!op.getAffine() && op.getWeight())
+    return op.emitOpError() << "is not affine but names weight '"
+                            << *op.getWeight() << "'";
+  if (op.getEps().convertToDouble() <= 0.0)
+    return op.emitOpError() << "eps must be positive";
+  if (type.getRank() < 1)
+    return op.emitOpError() << "needs a tensor of rank at least 1";
+  if (auto group = op.getGroupSize()) {
+    int64_t width = type.getShape().back();
+    if (*group < 1 || width % *group != 0)
+      return op.emitOpError() << "group_size " << *group
+                              << " does not divide the width " << width;
+  }
+  return success();
+}
+
+LogicalResult LayerNormOp::verify() { return verifyNorm(*this); }
+LogicalResult RMSNormOp::verify() { return verifyNorm(*this); }
+
+//===----------------------------------------------------------------------===//
+// adaLN
+//===----------------------------------------------------------------------===//
+
+LogicalResult AdaLNModulationOp::verify() {
+  auto in = tensorOf(getCondition());
+  auto out = tensorOf(getResult());
+  if (in.getRank() != 2)
+    return emitOpError() << "expects a [batch, width] condition, got rank "
+                         << in.getRank();
+  if (getNumChunks() < 1)
+    return emitOpError() << "num_chunks must be positive, got "
+                         << getNumChunks();
+  if (out.getRank() != 3 || out.getDimSize(0) != in.getDimSize(0) ||
+      out.getDimSize(1) != getNumChunks())
+    return emitOpError() << "expects result [" << in.getDimSize(0) << ", "
+                         << getNumChunks() << ", width], got "
+                         << shapeString(out.getShape());
+  return success();
+}
+
+LogicalResult ModulateOp::verify() {
+  if (failed(verifyTokens(*this, getInput(), "input")))
+    return failure();
+  auto in = tensorOf(getInput());
+  auto params = tensorOf(getParams());
+  if (params.getRank() != 3 || params.getDimSize(0) != in.getDimSize(0) ||
+      params.getDimSize(2) != in.getDimSize(2))
+    return emitOpError() << "expects params [" << in.getDimSize(0)
+                         << ", chunks, " << in.getDimSize(2) << "], got "
+                         << shapeString(params.getShape());
+  int64_t chunks = params.getDimSize(1);
+  SmallVector<int64_t, 2> indices{getScale()};
+  if (auto shift = getShift())
+    indices.push_back(*shift);
+  for (int64_t index : indices)
+    if (index < 0 || index >= chunks)
+      return emitOpError() << "chunk index " << index << " is outside the "
+                           << chunks << " chunks of params";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionOp::verify() {
+  int64_t heads = getNumHeads(), headDim = getHeadDim();
+  if (heads < 1 || headDim < 1)
+    return emitOpError() << "num_heads and head_dim must be positive, got "
+                         << heads << " and " << headDim;
+  int64_t width = heads * headDim;
+  bool stacked = getQkvLayout() == QKVLayout::Stacked;
+  size_t expected = stacked ? 1 : 3;
+  if (getOperands().size() != expected)
+    return emitOpError() << "with qkv_layout "
+                         << stringifyQKVLayout(getQkvLayout()) << " expects "
+                         << expected << " operands, got "
+                         << getOperands().size();
+  for (Value operand : getOperands())
+    if (failed(verifyTokens(*this, operand, "q, k and v")))
+      return failure();
+  auto q = tensorOf(getOperands()[0]);
+  auto out = tensorOf(getResult());
+  int64_t batch = q.getDimSize(0), queries = q.getDimSize(1);
+  if (stacked) {
+    if (q.getDimSize(2) != 3 * width)
+      return emitOpError() << "stacked qkv width " << q.getDimSize(2)
+                           << " is not 3 x heads " << heads << " x head_dim "
+                           << headDim << " = " << 3 * width;
+    if (getKind() == AttentionKind::Cross)
+      return emitOpError() << "a stacked qkv cannot be cross attention";
+  } else {
+    auto k = tensorOf(getOperands()[1]);
+    auto v = tensorOf(getOperands()[2]);
+    if (q.getDimSize(2) != width)
+      return emitOpError() << "q width " << q.getDimSize(2)
+                           << " is not heads " << heads << " x head_dim "
+                           << headDim << " = " << width;
+    if (k.getShape() != v.getShape())
+      return emitOpError() << "k and v shapes differ: "
+                           << shapeString(k.getShape()) << " vs "
+                           << shapeString(v.getShape());
+    if (k.getDimSize(0) != batch || k.getDimSize(2) != width)
+      return emitOpError() << "k/v shape " << shapeString(k.getShape())
+                           << " does not match q " << shapeString(q.getShape());
+    if (getKind() != AttentionKind::Cross && k.getDimSize(1) != queries)
+      return emitOpError() << stringifyAttentionKind(getKind())
+                           << " attention needs as many keys as queries, got "
+                           << k.getDimSize(1) << " keys for " << queries
+                           << " queries";
+  }
+  if (getKind() == AttentionKind::Joint) {
+    if (getTextTokens() < 1 || getTextTokens() >= queries)
+      return emitOpError() << "joint attention needs 0 < text_tokens < "
+                           << queries << " tokens, got " << getTextTokens();
+  } else if (getTextTokens() != 0) {
+    return emitOpError() << "text_tokens is only meaningful for joint "
+                            "attention, got "
+                         << getTextTokens();
+  }
+  if (auto backend = getBackend(); backend && backend->empty())
+    return emitOpError() << "backend must not be empty when given";
+  if (out.getRank() != 3 || out.getDimSize(0) != batch ||
+      out.getDimSize(1) != queries || out.getDimSize(2) != width)
+    return emitOpError() << "expects result [" << batch << ", " << queries
+                         << ", " << width << "], got "
+                         << shapeString(out.getShape());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// MLP, residual, streams
+//===----------------------------------------------------------------------===//
+
+LogicalResult ActivationOp::verify() {
+  auto in = tensorOf(getInput());
+  auto out = tensorOf(getResult());
+  bool gated =
+      getKind() == ActivationKind::SwiGLU || getKind() == ActivationKind::GeGLU;
+  if (in.getRank() < 1 || in.getRank() != out.getRank())
+    return emitOpError() << "input and result ranks differ";
+  SmallVector<int64_t> expected(in.getShape());
+  if (gated) {
+    if (expected.back() % 2 != 0)
+      return emitOpError() << "gated activation needs an even width, got "
+                           << expected.back();
+    expected.back() /= 2;
+  }
+  if (ArrayRef<int64_t>(expected) != out.getShape())
+    return emitOpError() << "expects result " << shapeString(expected)
+                         << ", got " << shapeString(out.getShape());
+  return verifySameElementType(*this, getInput(), getResult());
+}
+
+LogicalResult ResidualAddOp::verify() {
+  auto residual = tensorOf(getResidual());
+  if (bool(getGate()) != bool(getGateChunk()))
+    return emitOpError() << "a gate needs a gate_chunk and vice versa";
+  if (Value gate = getGate()) {
+    auto params = tensorOf(gate);
+    if (params.getRank() != 3 || residual.getRank() != 3 ||
+        params.getDimSize(0) != residual.getDimSize(0) ||
+        params.getDimSize(2) != residual.getDimSize(2))
+      return emitOpError() << "gate " << shapeString(params.getShape())
+                           << " does not match residual "
+                           << shapeString(residual.getShape());
+    int64_t chunk = *getGateChunk();
+    if (chunk < 0 || chunk >= params.getDimSize(1))
+      return emitOpError() << "gate_chunk " << chunk << " is outside the "
+                           << params.getDimSize(1) << " chunks of the gate";
+  }
+  return success();
+}
+
+LogicalResult ConcatStreamsOp::verify() {
+  for (Value v : {getText(), getImage(), getResult()})
+    if (failed(verifyTokens(*this, v, "text, image and result")))
+      return failure();
+  auto text = tensorOf(getText()), image = tensorOf(getImage()),
+       out = tensorOf(getResult());
+  if (text.getDimSize(0) != image.getDimSize(0) ||
+      text.getDimSize(2) != image.getDimSize(2))
+    return emitOpError() << "text " << shapeString(text.getShape())
+                         << " and image " << shapeString(image.getShape())
+                         << " differ in batch or width";
+  int64_t total = text.getDimSize(1) + image.getDimSize(1);
+  if (out.getDimSize(0) != text.getDimSize(0) || out.getDimSize(1) != total ||
+      out.getDimSize(2) != text.getDimSize(2))
+    return emitOpError() << "expects result [" << text.getDimSize(0) << ", "
+                         << total << ", " << text.getDimSize(2) << "], got "
+                         << shapeString(out.getShape());
+  return success();
+}
+
+LogicalResult SplitStreamsOp::verify() {
+  for (Value v : {getInput(), getText(), getImage()})
+    if (failed(verifyTokens(*this, v, "input, text and image")))
+      return failure();
+  auto in = tensorOf(getInput()), text = tensorOf(getText()),
+       image = tensorOf(getImage());
+  if (text.getDimSize(1) + image.getDimSize(1) != in.getDimSize(1))
+    return emitOpError() << "text " << text.getDimSize(1) << " + image "
+                         << image.getDimSize(1) << " tokens do not add up to "
+                         << in.getDimSize(1);
+  for (auto part : {text, image})
+    if (part.getDimSize(0) != in.getDimSize(0) ||
+        part.getDimSize(2) != in.getDimSize(2))
+      return emitOpError() << "part " << shapeString(part.getShape())
+                           << " differs from input "
+                           << shapeString(in.getShape())
+                           << " in batch or width";
+  return success();
+}
+
+LogicalResult UnpatchifyOp::verify() {
+  if (failed(verifyTokens(*this, getInput(), "input")))
+    return failure();
+  ArrayRef<int64_t> patch = getPatch(), grid = getGrid();
+  if (patch.size() != 3 || grid.size() != 3 ||
+      llvm::any_of(patch, [](int64_t p) { return p < 1; }) ||
+      llvm::any_of(grid, [](int64_t g) { return g < 1; }))
+    return emitOpError() << "patch and grid must be three positive sizes";
+  auto in = tensorOf(getInput()), out = tensorOf(getResult());
+  int64_t tokens = grid[0] * grid[1] * grid[2];
+  if (in.getDimSize(1) != tokens)
+    return emitOpError() << "grid " << grid[0] << "x" << grid[1] << "x"
+                         << grid[2] << " holds " << tokens
+                         << " tokens, input has " << in.getDimSize(1);
+  int64_t patchVolume = patch[0] * patch[1] * patch[2];
+  if (in.getDimSize(2) % patchVolume != 0)
+    return emitOpError() << "width " << in.getDimSize(2)
+                         << " is not a multiple of the patch volume "
+                         << patchVolume;
+  int64_t channels = in.getDimSize(2) / patchVolume;
+  SmallVector<int64_t> expected{in.getDimSize(0), channels};
+  if (out.getRank() == 5)
+    expected.push_back(grid[0] * patch[0]);
+  else if (grid[0] * patch[0] != 1)
+    return emitOpError() << "an image result needs a single frame, grid has "
+                         << grid[0] * patch[0];
+  expected.push_back(grid[1] * patch[1]);
+  expected.push_back(grid[2] * patch[2]);
+  if (ArrayRef<int64_t>(expected) != out.getShape())
+    return emitOpError() << "expects result " << shapeString(expected)
+                         << ", got " << shapeString(out.getShape());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Denoising loop
+//===----------------------------------------------------------------------===//
+
+LogicalResult CFGCombineOp::verify() {
+  auto branches = getBranches();
+  if (branches.size() < 2)
+    return emitOpError() << "needs at least 2 branches, got "
+                         << branches.size();
+  if (getGuidanceScales().size() != branches.size() - 1)
+    return emitOpError() << branches.size() << " branches need "
+                         << branches.size() - 1 << " guidance scales, got "
+                         << getGuidanceScales().size();
+  for (Value branch : branches)
+    if (branch.getType() != getResult().getType())
+      return emitOpError() << "branch type " << branch.getType()
+                           << " differs from result type "
+                           << getResult().getType();
+  return success();
+}
+
+LogicalResult SchedulerStepOp::verify() {
+  for (Value sigma : {getSigma(), getSigmaNext()})
+    if (tensorOf(sigma).getRank() != 0)
+      return emitOpError() << "sigmas must be 0-d tensors, got "
+                           << sigma.getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Components
+//===----------------------------------------------------------------------===//
+
+LogicalResult ComponentOp::verify() {
+  if (getClassName().empty())
+    return emitOpError() << "needs a class name";
+  if (getOutputs().empty())
+    return emitOpError() << "must produce at least one output";
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "dit/IR/DitOps.cpp.inc"

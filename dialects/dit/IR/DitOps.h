@@ -1,0 +1,16 @@
+//===- DitOps.h - dit operations --------------------------------*- C++ -*-===//
+#ifndef DIT_IR_DITOPS_H
+#define DIT_IR_DITOPS_H
+
+#include "dit/IR/DitAttrs.h"
+#include "dit/IR/DitDialect.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define GET_OP_CLASSES
+#include "dit/IR/DitOps.h.inc"
+
+#endif // DIT_IR_DITOPS_H

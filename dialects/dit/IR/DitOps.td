@@ -1,0 +1,406 @@
+//===- DitOps.td - dit dialect operations -----------------*- tablegen -*-===//
+//
+// Tensor-level ops of a diffusion transformer. Every op works on statically
+// shaped ranked tensors; each verifier checks that the shapes agree with the
+// op's attributes (heads x head_dim = width, patch grids, stream lengths).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DIT_OPS_TD
+#define DIT_OPS_TD
+
+include "dit/IR/DitBase.td"
+include "dit/IR/DitAttrs.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/CommonTypeConstraints.td"
+
+def Dit_Tensor : StaticShapeTensorOf<[AnyType]>;
+
+//===----------------------------------------------------------------------===//
+// Embeddings
+//===----------------------------------------------------------------------===//
+
+def Dit_TimestepEmbeddingOp : Dit_Op<"timestep_embedding", [Pure]> {
+  let summary = "Sinusoidal timestep features followed by an MLP";
+  let description = [{
+    Maps a batch of timesteps `[B]` to `[B, D]`: `freq_dim` sinusoidal
+    features, then `linear_1`, SiLU, `linear_2` named after `weight`.
+
+    ```mlir
+    %temb = dit.timestep_embedding %t {freq_dim = 256 : i64, weight = "condition_embedder.time_embedder"}
+        : tensor<1xf32> -> tensor<1x5120xbf16>
+    ```
+  }];
+  let arguments = (ins Dit_Tensor:$timestep, I64Attr:$freq_dim, StrAttr:$weight);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = "$timestep attr-dict `:` type($timestep) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Dit_PatchEmbedOp : Dit_Op<"patch_embed", [Pure]> {
+  let summary = "Cut latents into patches and project them to the model width";
+  let description = [{
+    Takes latents `[B, C, H, W]` (images) or `[B, C, F, H, W]` (video) and
+    produces tokens `[B, S, D]` with
+    `S = (F / patch[0]) * (H / patch[1]) * (W / patch[2])` (F = 1 for
+    images). The projection has `C * patch[0] * patch[1] * patch[2]` input
+    features. FLUX-style 2x2 packing followed by a linear is the same op.
+
+    ```mlir
+    %x = dit.patch_embed %latents {patch = array<i64: 1, 2, 2>, weight = "patch_embedding"}
+        : tensor<1x16x21x60x104xbf16> -> tensor<1x32760x5120xbf16>
+    ```
+  }];
+  let arguments = (ins Dit_Tensor:$latents, DenseI64ArrayAttr:$patch, StrAttr:$weight);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = "$latents attr-dict `:` type($latents) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Dit_RotaryEmbeddingOp : Dit_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "Rotary position embedding over a 3-D token grid";
+  let description = [{
+    Rotates each head of `[B, S, heads * head_dim]` by its token's position.
+    Image tokens take positions from `grid` (frames, rows, columns), split
+    over the head dimension by `axes_dims`, which must sum to `head_dim`.
+    In a joint sequence `text_tokens` tokens sit before (`prefix`) or after
+    (`suffix`) the image tokens; they get position zero.
+
+    ```mlir
+    %q2 = dit.rope %q {num_heads = 40 : i64, axes_dims = array<i64: 44, 42, 42>,
+                       grid = array<i64: 21, 30, 52>, theta = 1.0e+04 : f64,
+                       text_tokens = 0 : i64, text_position = #dit<text_position prefix>}
+        : tensor<1x32760x5120xbf16>
+    ```
+  }];
+  let arguments = (ins Dit_Tensor:$input, I64Attr:$num_heads,
+                   DenseI64ArrayAttr:$axes_dims, DenseI64ArrayAttr:$grid,
+                   F64Attr:$theta, I64Attr:$text_tokens,
+                   Dit_TextPositionAttr:$text_position);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Linear layers and normalization
+//===----------------------------------------------------------------------===//
+
+def Dit_LinearOp : Dit_Op<"linear", [Pure]> {
+  let summary = "Affine projection of the last dimension";
+  let description = [{
+    `y = x W^T (+ b)` over the last dimension. `weight` is the parameter's
+    name in the checkpoint, without the `.weight` suffix; the bias, if
+    `bias` is true, is `<weight>.bias`. Tensor parallelism later marks the op
+    column- or row-parallel.
+
+    ```mlir
+    %q = dit.linear %x {weight = "blocks.0.attn1.to_q", bias = true}
+        : tensor<1x32760x5120xbf16> -> tensor<1x32760x5120xbf16>
+    ```
+  }];
+  let arguments = (ins Dit_Tensor:$input, StrAttr:$weight, BoolAttr:$bias);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+class Dit_NormOp<string mnemonic, string what>
+    : Dit_Op<mnemonic, [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = what # " over the last dimension, optionally affine";
+  let arguments = (ins Dit_Tensor:$input, BoolAttr:$affine, F64Attr:$eps,
+                   OptionalAttr<StrAttr>:$weight,
+                   OptionalAttr<I64Attr>:$group_size);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Dit_LayerNormOp : Dit_NormOp<"layer_norm", "Layer norm"> {
+  let description = [{
+    Normalizes over groups of `group_size` features of the last dimension
+    (the whole dimension when absent). An affine norm names its `weight`.
+
+    ```mlir
+    %n = dit.layer_norm %x {affine = false, eps = 1.0e-06 : f64} : tensor<1x4096x3072xbf16>
+    ```
+  }];
+}
+
+def Dit_RMSNormOp : Dit_NormOp<"rms_norm", "RMS norm"> {
+  let description = [{
+    `group_size = head_dim` normalizes each head on its own (FLUX's q/k
+    norm); without it the norm spans all heads (Wan's
+    `rms_norm_across_heads`), which matters for tensor parallelism.
+
+    ```mlir
+    %qn = dit.rms_norm %q {affine = true, eps = 1.0e-06 : f64, weight = "blocks.0.attn.norm_q",
+                           group_size = 128 : i64} : tensor<1x4096x3072xbf16>
+    ```
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// adaLN
+//===----------------------------------------------------------------------===//
+
+def Dit_AdaLNModulationOp : Dit_Op<"adaln_modulation", [Pure]> {
+  let summary = "Project the conditioning vector to adaLN shift/scale/gate chunks";
+  let description = [{
+    `[B, E] -> [B, num_chunks, D]`: SiLU and a linear named `weight`
+    (or, for Wan, a learned per-block table added to the shared projection).
+
+    ```mlir
+    %mod = dit.adaln_modulation %temb {num_chunks = 6 : i64, weight = "blocks.0.scale_shift_table"}
+        : tensor<1x5120xbf16> -> tensor<1x6x5120xbf16>
+    ```
+  }];
+  let arguments = (ins Dit_Tensor:$condition, I64Attr:$num_chunks, StrAttr:$weight);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = "$condition attr-dict `:` type($condition) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Dit_ModulateOp : Dit_Op<"modulate", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "adaLN modulation: x * (1 + scale) + shift";
+  let description = [{
+    `shift` and `scale` index chunks of `params` `[B, N, D]`; they are
+    broadcast over the tokens of `input` `[B, S, D]`. Without `shift` the
+    op only scales (Mochi's RMSNormZero).
+
+    ```mlir
+    %m = dit.modulate %n, %mod {shift = 0 : i64, scale = 1 : i64}
+        : tensor<1x32760x5120xbf16>, tensor<1x6x5120xbf16>
+    ```
+  }];
+  let arguments = (ins Dit_Tensor:$input, Dit_Tensor:$params, OptionalAttr<I64Attr>:$shift, I64Attr:$scale);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = "$input `,` $params attr-dict `:` type($input) `,` type($params)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+def Dit_AttentionOp : Dit_Op<"attention", [Pure]> {
+  let summary = "Multi-head scaled dot-product attention";
+  let description = [{
+    Operands are `q, k, v` (`qkv_layout = separate`, each
+    `[B, S, heads * head_dim]`) or one stacked `[B, S, 3 * heads * head_dim]`
+    tensor (`stacked`, the legacy fused layout). The result is
+    `[B, Sq, heads * head_dim]`.
+
+    * `self`: queries and keys are the same tokens.
+    * `cross`: keys and values come from another sequence (the replicated
+      text); `Skv` may differ from `Sq`.
+    * `joint`: one sequence of `text_tokens` text tokens and image tokens,
+      the text at `text_position`. Sequence parallelism shards only the
+      image part; the text part is replicated.
+
+    `varlen` marks several packed segments per row (HunyuanVideo's text
+    packing), `kv_cache` a paged KV cache, `backend` the attention kernel
+    (for example `"fa"`, `"sage_attn"`, `"sdpa"`), and `shard_over_sp`
+    whether sequence parallelism may split this attention's heads (when
+    false, heads split over TP only).
+
+    ```mlir
+    %o = dit.attention self %q, %k, %v {num_heads = 40 : i64, head_dim = 128 : i64}
+        : tensor<1x32760x5120xbf16>, tensor<1x32760x5120xbf16>, tensor<1x32760x5120xbf16>
+        -> tensor<1x32760x5120xbf16>
+    ```
+  }];
+  let arguments = (ins
+    Dit_AttentionKindAttr:$kind,
+    Variadic<Dit_Tensor>:$operands,
+    I64Attr:$num_heads,
+    I64Attr:$head_dim,
+    DefaultValuedAttr<Dit_QKVLayoutAttr, "::mlir::dit::QKVLayout::Separate">:$qkv_layout,
+    DefaultValuedAttr<I64Attr, "0">:$text_tokens,
+    DefaultValuedAttr<Dit_TextPositionAttr, "::mlir::dit::TextPosition::Prefix">:$text_position,
+    DefaultValuedAttr<BoolAttr, "false">:$varlen,
+    DefaultValuedAttr<Dit_KVCacheAttr, "::mlir::dit::KVCache::None">:$kv_cache,
+    OptionalAttr<StrAttr>:$backend,
+    DefaultValuedAttr<BoolAttr, "true">:$shard_over_sp);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = [{
+    `` $kind $operands attr-dict `:` type($operands) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// MLP, residual, streams
+//===----------------------------------------------------------------------===//
+
+def Dit_ActivationOp : Dit_Op<"activation", [Pure]> {
+  let summary = "MLP activation; gated kinds halve the last dimension";
+  let description = [{
+    `gelu`, `gelu_tanh` and `silu` keep the shape. `swiglu` and `geglu`
+    split the last dimension in two halves and return `act(a) * b`.
+
+    ```mlir
+    %h = dit.activation gelu_tanh %u : tensor<1x32760x13824xbf16> -> tensor<1x32760x13824xbf16>
+    ```
+  }];
+  let arguments = (ins Dit_ActivationKindAttr:$kind, Dit_Tensor:$input);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = "`` $kind $input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Dit_ResidualAddOp : Dit_Op<"residual_add",
+    [Pure, AllTypesMatch<["residual", "branch", "result"]>]> {
+  let summary = "x + gate * y, with an optional adaLN gate chunk";
+  let description = [{
+    Adds a branch back to the residual stream. With a `gate` operand
+    `[B, N, D]`, the branch is first multiplied by chunk `gate_chunk`.
+
+    ```mlir
+    %r = dit.residual_add %x, %o gate %mod[2] : tensor<1x32760x5120xbf16>, tensor<1x6x5120xbf16>
+    ```
+  }];
+  let arguments = (ins Dit_Tensor:$residual, Dit_Tensor:$branch,
+                   Optional<Dit_Tensor>:$gate, OptionalAttr<I64Attr>:$gate_chunk);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = [{
+    $residual `,` $branch (`gate` $gate^ `[` $gate_chunk `]`)? attr-dict
+    `:` type($residual) (`,` type($gate)^)?
+  }];
+  let hasVerifier = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$residual, "::mlir::Value":$branch), [{
+      build($_builder, $_state, residual.getType(), residual, branch,
+            ::mlir::Value(), ::mlir::IntegerAttr());
+    }]>,
+    OpBuilder<(ins "::mlir::Value":$residual, "::mlir::Value":$branch,
+                   "::mlir::Value":$gate, "int64_t":$chunk), [{
+      build($_builder, $_state, residual.getType(), residual, branch, gate,
+            $_builder.getI64IntegerAttr(chunk));
+    }]>
+  ];
+}
+
+def Dit_ConcatStreamsOp : Dit_Op<"concat_streams", [Pure]> {
+  let summary = "Join the text and image streams into one joint sequence";
+  let description = [{
+    `[B, St, D]` and `[B, Si, D]` give `[B, St + Si, D]`, the text first
+    (`prefix`) or last (`suffix`).
+
+    ```mlir
+    %j = dit.concat_streams %txt, %img {text_position = #dit<text_position prefix>}
+        : tensor<1x512x3072xbf16>, tensor<1x4096x3072xbf16> -> tensor<1x4608x3072xbf16>
+    ```
+  }];
+  let arguments = (ins Dit_Tensor:$text, Dit_Tensor:$image, Dit_TextPositionAttr:$text_position);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = "$text `,` $image attr-dict `:` type($text) `,` type($image) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Dit_SplitStreamsOp : Dit_Op<"split_streams", [Pure]> {
+  let summary = "Split a joint sequence back into text and image streams";
+  let description = [{
+    The inverse of `dit.concat_streams`.
+
+    ```mlir
+    %t, %i = dit.split_streams %j {text_position = #dit<text_position prefix>}
+        : tensor<1x4608x3072xbf16> -> tensor<1x512x3072xbf16>, tensor<1x4096x3072xbf16>
+    ```
+  }];
+  let arguments = (ins Dit_Tensor:$input, Dit_TextPositionAttr:$text_position);
+  let results = (outs Dit_Tensor:$text, Dit_Tensor:$image);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($text) `,` type($image)";
+  let hasVerifier = 1;
+}
+
+def Dit_UnpatchifyOp : Dit_Op<"unpatchify", [Pure]> {
+  let summary = "Fold tokens back into latents";
+  let description = [{
+    `[B, F' * H' * W', pt * ph * pw * C] -> [B, C, F' * pt, H' * ph, W' * pw]`
+    (rank 4 without the frame dimension for images), where `grid` is
+    `[F', H', W']`.
+
+    ```mlir
+    %l = dit.unpatchify %x {patch = array<i64: 1, 2, 2>, grid = array<i64: 21, 30, 52>}
+        : tensor<1x32760x64xbf16> -> tensor<1x16x21x60x104xbf16>
+    ```
+  }];
+  let arguments = (ins Dit_Tensor:$input, DenseI64ArrayAttr:$patch, DenseI64ArrayAttr:$grid);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Denoising loop
+//===----------------------------------------------------------------------===//
+
+def Dit_CFGCombineOp : Dit_Op<"cfg_combine", [Pure]> {
+  let summary = "Classifier-free guidance combine of the branch predictions";
+  let description = [{
+    The last operand is the unconditional prediction `u`; the others are
+    conditional predictions `c_i`, with one guidance scale each:
+    `u + sum_i scale_i * (c_i - u)`. Two branches is ordinary CFG.
+
+    ```mlir
+    %g = dit.cfg_combine %cond, %uncond {guidance_scales = [5.0 : f64]}
+        : tensor<1x16x21x60x104xf32>, tensor<1x16x21x60x104xf32> -> tensor<1x16x21x60x104xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Dit_Tensor>:$branches, F64ArrayAttr:$guidance_scales);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = "$branches attr-dict `:` type($branches) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Dit_SchedulerStepOp : Dit_Op<"scheduler_step", [Pure,
+    AllTypesMatch<["latents", "velocity", "result"]>,
+    AllTypesMatch<["sigma", "sigma_next"]>]> {
+  let summary = "One elementwise scheduler update of the latents";
+  let description = [{
+    Flow-matching Euler: `latents + (sigma_next - sigma) * velocity`.
+    Elementwise, so latents can stay sharded across steps. `sigma` and
+    `sigma_next` are 0-d tensors.
+
+    ```mlir
+    %next = dit.scheduler_step flow_match_euler %x, %v, %s, %sn
+        : tensor<1x16x21x60x104xf32>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins Dit_SchedulerKindAttr:$kind, Dit_Tensor:$latents,
+                   Dit_Tensor:$velocity, Dit_Tensor:$sigma, Dit_Tensor:$sigma_next);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = [{
+    `` $kind $latents `,` $velocity `,` $sigma `,` $sigma_next attr-dict
+    `:` type($latents) `,` type($sigma)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Pipeline components
+//===----------------------------------------------------------------------===//
+
+def Dit_ComponentOp : Dit_Op<"component", []> {
+  let summary = "An opaque pipeline component with known output shapes";
+  let description = [{
+    Stands for a network ditc does not shard itself (a text encoder, an
+    image encoder, the VAE decoder): its class and its output shapes are
+    enough to place it and to size the signals it sends.
+
+    ```mlir
+    %text = dit.component text_encoder "UMT5EncoderModel" : () -> tensor<1x512x4096xbf16>
+    ```
+  }];
+  let arguments = (ins Dit_ComponentKindAttr:$kind, StrAttr:$class_name,
+                   Variadic<Dit_Tensor>:$inputs);
+  let results = (outs Variadic<Dit_Tensor>:$outputs);
+  let assemblyFormat = [{
+    `` $kind $class_name ( `(` $inputs^ `)` )? attr-dict `:` functional-type($inputs, $outputs)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // DIT_OPS_TD

@@ -1,0 +1,4 @@
+//===- InitAll.cpp - register every ditc pass ------------------------------===//
+#include "ditc/InitAll.h"
+
+void ditc::registerAllPasses() {}
