@@ -1,0 +1,53 @@
+//===- ArgParser.h - strict command-line flags for ditc tools ---*- C++ -*-===//
+//
+// A deliberately small parser: every flag must be declared, every value is
+// validated where it is read, and any unknown flag, missing value or
+// duplicate is a BadInput (exit 2) naming the flag.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DITC_SUPPORT_ARGPARSER_H
+#define DITC_SUPPORT_ARGPARSER_H
+
+#include "ditc/Support/BadInput.h"
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace ditc {
+
+class ArgParser {
+public:
+  ArgParser(std::string command) : command(std::move(command)) {}
+
+  /// Declares a flag that takes a value (`--height 480` or `--height=480`).
+  void addOption(const std::string &flag) { options.insert(flag); }
+  /// Declares a flag without a value.
+  void addSwitch(const std::string &flag) { switches.insert(flag); }
+
+  /// Parses `args`; positional arguments are collected in order.
+  void parse(const std::vector<std::string> &args);
+
+  std::optional<std::string> get(const std::string &flag) const;
+  bool has(const std::string &flag) const;
+  std::optional<int64_t> getInt(const std::string &flag, int64_t min,
+                                int64_t max) const;
+  std::optional<double> getDouble(const std::string &flag) const;
+  const std::vector<std::string> &positional() const { return positionals; }
+
+  /// Requires exactly `count` positional arguments named by `what`.
+  void expectPositionals(size_t count, const std::string &what) const;
+
+private:
+  std::string command;
+  std::set<std::string> options, switches;
+  std::map<std::string, std::string> values;
+  std::set<std::string> seenSwitches;
+  std::vector<std::string> positionals;
+};
+
+} // namespace ditc
+
+#endif // DITC_SUPPORT_ARGPARSER_H

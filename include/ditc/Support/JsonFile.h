@@ -1,0 +1,75 @@
+//===- JsonFile.h - typed, range-checked reads from a JSON file -*- C++ -*-===//
+//
+// Every accessor names the file and the field in its error, so a bad config
+// produces "x/config.json: field 'num_layers' is "forty", expected an
+// integer in [1, 16777216]" rather than a crash deep in the importer.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DITC_SUPPORT_JSONFILE_H
+#define DITC_SUPPORT_JSONFILE_H
+
+#include "ditc/Support/BadInput.h"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ditc {
+
+/// One JSON object with the file it came from, for error messages. A nested
+/// object is a JsonObject too; its fields are named by their whole key path
+/// ("components.transformer.tp_size").
+class JsonObject {
+public:
+  JsonObject(std::string file, const nlohmann::json *object,
+             std::string keyPrefix = "")
+      : where(std::move(file)), prefix(std::move(keyPrefix)), object(object) {}
+
+  /// Reads and parses `path`; throws BadInput when the file is missing,
+  /// unreadable, not JSON (with line and column), or not a JSON object.
+  static nlohmann::json parseFile(const std::string &path);
+
+  const std::string &file() const { return where; }
+  /// The full key path of `field` inside the file.
+  std::string keyPath(const std::string &field) const { return prefix + field; }
+  const nlohmann::json &raw() const { return *object; }
+
+  /// True when the field is present and not null.
+  bool has(const std::string &field) const;
+
+  int64_t getInt(const std::string &field, int64_t min, int64_t max) const;
+  std::optional<int64_t> getOptionalInt(const std::string &field, int64_t min,
+                                        int64_t max) const;
+  double getOptionalDouble(const std::string &field, double fallback,
+                           double min, double max) const;
+  std::string getString(const std::string &field) const;
+  std::optional<std::string> getOptionalString(const std::string &field) const;
+  bool getOptionalBool(const std::string &field, bool fallback) const;
+  std::vector<int64_t> getIntList(const std::string &field, int64_t min,
+                                  int64_t max) const;
+  /// An integer or a list of integers (diffusers writes patch_size both ways).
+  std::vector<int64_t> getIntOrIntList(const std::string &field, int64_t min,
+                                       int64_t max) const;
+  /// A nested object; throws when absent or not an object.
+  JsonObject getObject(const std::string &field) const;
+
+  /// Throws BadInput naming this object's location and `field`.
+  [[noreturn]] void fail(const std::string &field,
+                         const std::string &problem) const;
+
+private:
+  const nlohmann::json &require(const std::string &field,
+                                const std::string &expected) const;
+  std::string where;
+  std::string prefix;
+  const nlohmann::json *object;
+};
+
+/// Short, single-line rendering of a JSON value for error messages.
+std::string describeJson(const nlohmann::json &value);
+
+} // namespace ditc
+
+#endif // DITC_SUPPORT_JSONFILE_H

@@ -1,0 +1,200 @@
+//===- JsonFile.cpp - typed, range-checked reads from a JSON file ---------===//
+#include "ditc/Support/JsonFile.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+
+namespace ditc {
+
+using nlohmann::json;
+
+std::string describeJson(const json &value) {
+  std::string text = value.dump();
+  if (text.size() > 60)
+    text = text.substr(0, 57) + "...";
+  const char *kind = "";
+  switch (value.type()) {
+  case json::value_t::string: kind = "a string "; break;
+  case json::value_t::boolean: kind = "a boolean "; break;
+  case json::value_t::array: kind = "a list "; break;
+  case json::value_t::object: kind = "an object "; break;
+  case json::value_t::null: kind = ""; break;
+  default: break;
+  }
+  return std::string(kind) + text;
+}
+
+static std::string intRange(int64_t min, int64_t max) {
+  return "an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
+         "]";
+}
+
+json JsonObject::parseFile(const std::string &path) {
+  struct stat info;
+  if (::stat(path.c_str(), &info) != 0)
+    throw BadInput(path + ": no such file");
+  if (S_ISDIR(info.st_mode))
+    throw BadInput(path + ": is a folder, expected a JSON file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw BadInput(path + ": cannot be read");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string text = buffer.str();
+  json parsed;
+  try {
+    parsed = json::parse(text);
+  } catch (const json::parse_error &error) {
+    // Report the position as line:column of the text, not nlohmann's byte
+    // offset, so the message points where an editor would.
+    size_t offset = error.byte == 0 ? 0 : error.byte - 1;
+    size_t line = 1, column = 1;
+    for (size_t i = 0; i < offset && i < text.size(); ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
+    }
+    std::string what = error.what();
+    if (auto colon = what.rfind(": "); colon != std::string::npos)
+      what = what.substr(colon + 2);
+    throw BadInput(path + ": malformed JSON at line " + std::to_string(line) +
+                   ", column " + std::to_string(column) + ": " + what);
+  }
+  if (!parsed.is_object())
+    throw BadInput(path + ": top level is " + describeJson(parsed) +
+                   ", expected a JSON object");
+  return parsed;
+}
+
+void JsonObject::fail(const std::string &field,
+                      const std::string &problem) const {
+  throw BadInput(where + ": field '" + keyPath(field) + "' " + problem);
+}
+
+bool JsonObject::has(const std::string &field) const {
+  auto it = object->find(field);
+  return it != object->end() && !it->is_null();
+}
+
+const json &JsonObject::require(const std::string &field,
+                                const std::string &expected) const {
+  auto it = object->find(field);
+  if (it == object->end() || it->is_null())
+    throw BadInput(where + ": missing field '" + keyPath(field) + "' (expected " +
+                   expected + ")");
+  return *it;
+}
+
+static int64_t checkInt(const JsonObject &obj, const std::string &field,
+                        const json &value, int64_t min, int64_t max) {
+  std::string expected = intRange(min, max);
+  if (value.is_number_float()) {
+    double d = value.get<double>();
+    if (std::isfinite(d) && std::fabs(d) >= 9.2e18)
+      obj.fail(field, "is " + value.dump() +
+                          ", which overflows a 64-bit integer; expected " +
+                          expected);
+    if (std::isfinite(d) && d == std::floor(d))
+      obj.fail(field, "is " + value.dump() +
+                          ", a float; expected " + expected);
+  }
+  if (value.is_number_unsigned() &&
+      value.get<uint64_t>() > uint64_t(INT64_MAX))
+    obj.fail(field, "is " + value.dump() +
+                        ", which overflows a 64-bit integer; expected " +
+                        expected);
+  if (!value.is_number_integer())
+    obj.fail(field, "is " + describeJson(value) + ", expected " + expected);
+  int64_t result = value.get<int64_t>();
+  if (result < min || result > max)
+    obj.fail(field, "is " + std::to_string(result) + ", expected " + expected);
+  return result;
+}
+
+int64_t JsonObject::getInt(const std::string &field, int64_t min,
+                           int64_t max) const {
+  return checkInt(*this, field, require(field, intRange(min, max)), min, max);
+}
+
+std::optional<int64_t> JsonObject::getOptionalInt(const std::string &field,
+                                                  int64_t min,
+                                                  int64_t max) const {
+  if (!has(field))
+    return std::nullopt;
+  return checkInt(*this, field, object->at(field), min, max);
+}
+
+double JsonObject::getOptionalDouble(const std::string &field, double fallback,
+                                     double min, double max) const {
+  if (!has(field))
+    return fallback;
+  const json &value = object->at(field);
+  std::ostringstream expected;
+  expected << "a number in [" << min << ", " << max << "]";
+  if (!value.is_number())
+    fail(field, "is " + describeJson(value) + ", expected " + expected.str());
+  double d = value.get<double>();
+  if (!std::isfinite(d) || d < min || d > max)
+    fail(field, "is " + value.dump() + ", expected " + expected.str());
+  return d;
+}
+
+std::string JsonObject::getString(const std::string &field) const {
+  const json &value = require(field, "a string");
+  if (!value.is_string())
+    fail(field, "is " + describeJson(value) + ", expected a string");
+  return value.get<std::string>();
+}
+
+std::optional<std::string>
+JsonObject::getOptionalString(const std::string &field) const {
+  if (!has(field))
+    return std::nullopt;
+  return getString(field);
+}
+
+bool JsonObject::getOptionalBool(const std::string &field,
+                                 bool fallback) const {
+  if (!has(field))
+    return fallback;
+  const json &value = object->at(field);
+  if (!value.is_boolean())
+    fail(field, "is " + describeJson(value) + ", expected true or false");
+  return value.get<bool>();
+}
+
+std::vector<int64_t> JsonObject::getIntList(const std::string &field,
+                                            int64_t min, int64_t max) const {
+  const json &value = require(field, "a list of " + intRange(min, max));
+  if (!value.is_array())
+    fail(field, "is " + describeJson(value) + ", expected a list of " +
+                    intRange(min, max) + "s");
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < value.size(); ++i)
+    out.push_back(checkInt(*this, field + "[" + std::to_string(i) + "]",
+                           value[i], min, max));
+  return out;
+}
+
+std::vector<int64_t> JsonObject::getIntOrIntList(const std::string &field,
+                                                 int64_t min,
+                                                 int64_t max) const {
+  const json &value = require(field, intRange(min, max) + " or a list of them");
+  if (value.is_array())
+    return getIntList(field, min, max);
+  return {checkInt(*this, field, value, min, max)};
+}
+
+JsonObject JsonObject::getObject(const std::string &field) const {
+  const json &value = require(field, "an object");
+  if (!value.is_object())
+    fail(field, "is " + describeJson(value) + ", expected an object");
+  return JsonObject(where, &value, keyPath(field) + ".");
+}
+
+} // namespace ditc
