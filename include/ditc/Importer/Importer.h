@@ -1,0 +1,37 @@
+//===- Importer.h - build a dit module from a ModelSpec ---------*- C++ -*-===//
+#ifndef DITC_IMPORTER_IMPORTER_H
+#define DITC_IMPORTER_IMPORTER_H
+
+#include "ditc/Importer/ModelSpec.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+
+namespace ditc {
+
+enum class ElementType { BF16, F32 };
+
+struct ImportOptions {
+  ElementType elementType = ElementType::BF16;
+};
+
+/// Builds the whole pipeline as a dit module: @text_encoder, @transformer
+/// (and @transformer_2 for two-expert models) unrolled block by block,
+/// @denoise_step (one per expert) and @vae_decode. The module carries the
+/// dit.model and dit.workload attributes and verifies.
+mlir::OwningOpRef<mlir::ModuleOp> importModel(mlir::MLIRContext &context,
+                                              const ModelSpec &spec,
+                                              const Workload &workload,
+                                              const ImportOptions &options = {});
+
+/// The dit.model attribute for a spec.
+mlir::Attribute buildModelAttr(mlir::MLIRContext &context,
+                               const ModelSpec &spec);
+/// The dit.workload attribute for a workload.
+mlir::Attribute buildWorkloadAttr(mlir::MLIRContext &context,
+                                  const Workload &workload);
+
+} // namespace ditc
+
+#endif // DITC_IMPORTER_IMPORTER_H

@@ -1,0 +1,116 @@
+//===- ModelSpec.h - normalized DiT architecture and workload ---*- C++ -*-===//
+//
+// The importer reads a diffusers config (or an HF-style snapshot) into a
+// ModelSpec, the family-independent facts every later stage needs, and the
+// workload flags into a Workload. Neither depends on MLIR, so a tool that
+// only needs the numbers (the cost model, the runtime's sizing) can use
+// them directly.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DITC_IMPORTER_MODELSPEC_H
+#define DITC_IMPORTER_MODELSPEC_H
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ditc {
+
+enum class Family { Wan, Flux, QwenImage, HunyuanVideo, CogVideoX, LTXVideo, Mochi, SD3 };
+
+/// Published facts about a family: how its VAE compresses, what its diffusers
+/// pipeline defaults to, and whether it runs true CFG.
+struct FamilyInfo {
+  Family family;
+  const char *name;         // short name used in IR and docs ("wan")
+  const char *className;    // diffusers transformer _class_name
+  bool video;               // latents have a frame dimension
+  int64_t vaeSpatial;       // published VAE spatial compression
+  int64_t vaeTemporal;      // published VAE temporal compression (1: images)
+  int64_t branches;         // guidance branches per step (1: distilled)
+  int64_t defaultHeight, defaultWidth, defaultFrames;
+  double defaultGuidance;
+  int64_t defaultSteps;
+  int64_t textTokens;       // pipeline max_sequence_length (+ CLIP for SD3)
+  const char *textEncoder;  // class of the text encoder
+  const char *vaeClass;     // class of the VAE
+};
+
+/// All families the importer knows, in a stable order.
+const std::vector<FamilyInfo> &knownFamilies();
+const FamilyInfo &familyInfo(Family family);
+
+struct ModelSpec {
+  std::string name;      // bundled name, or the path the user gave
+  std::string configPath;
+  Family family = Family::Wan;
+  std::string className;
+
+  int64_t doubleBlocks = 0; // dual-stream (text + image) blocks
+  int64_t singleBlocks = 0; // single-stream blocks (all blocks of Wan/LTX)
+  int64_t numHeads = 0, headDim = 0, hiddenSize = 0, ffnSize = 0;
+  int64_t textHiddenSize = 0; // text stream width inside joint blocks
+  int64_t textEmbedDim = 0;   // text encoder output width
+  int64_t pooledDim = 0;      // pooled text projection input (0: none)
+  int64_t timeEmbedDim = 0;   // width of the timestep embedding
+  int64_t freqDim = 256;      // sinusoidal timestep features
+  int64_t latentChannels = 0; // VAE latent channels into the transformer
+  int64_t outChannels = 0;    // latent channels out of the transformer
+  std::array<int64_t, 3> patch{1, 1, 1}; // effective [t, h, w] patch
+  int64_t vaeSpatial = 8, vaeTemporal = 1;
+  std::string vaeSource;       // file the compression came from, or "family"
+  int64_t seqAlign = 1;        // packing alignment of the sharded sequence
+  int64_t experts = 1;         // Wan2.2 A14B has two transformers
+  bool guidanceEmbeds = false; // FLUX.1-dev / HunyuanVideo embed guidance
+  bool useRope = true;
+  std::vector<int64_t> ropeAxes; // per-axis rotary dims, sum = head_dim
+  double ropeTheta = 10000.0;
+  bool qkNormAcrossHeads = false; // Wan/LTX rms_norm_across_heads
+  bool qkNorm = true;
+  int64_t refinerLayers = 0;               // HunyuanVideo token refiner
+  std::vector<int64_t> dualAttentionLayers; // SD3.5-medium MMDiT-X blocks
+  double eps = 1e-6;
+  std::string textEncoderClass, vaeClass;
+
+  int64_t numBlocks() const { return doubleBlocks + singleBlocks; }
+  const FamilyInfo &info() const { return familyInfo(family); }
+};
+
+/// Workload flags as given; unset ones take the family's defaults.
+struct WorkloadOptions {
+  std::optional<int64_t> height, width, frames, batch, steps;
+  std::optional<double> guidanceScale;
+};
+
+struct Workload {
+  int64_t batch = 1, height = 0, width = 0, frames = 1;
+  int64_t latentFrames = 1, latentHeight = 0, latentWidth = 0;
+  std::array<int64_t, 3> grid{1, 1, 1}; // token grid after patching
+  int64_t imageTokens = 0; // sharded tokens, after VAE, patch and packing
+  int64_t textTokens = 0;  // replicated text tokens
+  int64_t branches = 1;
+  double guidanceScale = 1.0;
+  int64_t steps = 1;
+};
+
+/// Loads MODEL: a bundled model name, a transformer config.json, or an
+/// HF-style snapshot folder. Throws BadInput with a one-line message.
+ModelSpec loadModel(const std::string &model);
+
+/// Applies workload flags and family defaults; checks that the resolution
+/// divides by VAE compression x patch. Throws BadInput.
+Workload resolveWorkload(const ModelSpec &spec, const WorkloadOptions &options);
+
+struct BundledModel {
+  std::string name;
+  std::string path;
+};
+/// Folder that holds the bundled snapshots ($DITC_MODELS_DIR overrides).
+std::string bundledModelsDir();
+std::vector<BundledModel> listBundledModels();
+
+} // namespace ditc
+
+#endif // DITC_IMPORTER_MODELSPEC_H

@@ -1,0 +1,22 @@
+//===- Summary.h - human-readable report of an imported model ---*- C++ -*-===//
+#ifndef DITC_IMPORTER_SUMMARY_H
+#define DITC_IMPORTER_SUMMARY_H
+
+#include "ditc/Importer/ModelSpec.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace ditc {
+
+/// Prints the model's architecture, the workload's token counts, and the
+/// op counts of the imported module.
+void printImportSummary(llvm::raw_ostream &os, const ModelSpec &spec,
+                        const Workload &workload, mlir::ModuleOp module);
+
+/// One line per bundled model with its key numbers (`ditc models`).
+void printBundledModels(llvm::raw_ostream &os);
+
+} // namespace ditc
+
+#endif // DITC_IMPORTER_SUMMARY_H
