@@ -1,0 +1,339 @@
+// Verifier errors, at least one per op and per attribute.
+// RUN: dit-opt %s -split-input-file -verify-diagnostics
+
+func.func @timestep_rank(%t: tensor<1x2xf32>) {
+  // expected-error @+1 {{expects timesteps of shape [batch], got rank 2}}
+  %0 = dit.timestep_embedding %t {freq_dim = 16 : i64, weight = "t"} : tensor<1x2xf32> -> tensor<1x8xf32>
+  return
+}
+
+// -----
+
+func.func @timestep_freq(%t: tensor<1xf32>) {
+  // expected-error @+1 {{freq_dim must be a positive even number, got 15}}
+  %0 = dit.timestep_embedding %t {freq_dim = 15 : i64, weight = "t"} : tensor<1xf32> -> tensor<1x8xf32>
+  return
+}
+
+// -----
+
+func.func @patch_divisibility(%x: tensor<1x4x2x5x4xf32>) {
+  // expected-error @+1 {{latent grid 2x5x4 is not divisible by patch 1x2x2}}
+  %0 = dit.patch_embed %x {patch = array<i64: 1, 2, 2>, weight = "p"} : tensor<1x4x2x5x4xf32> -> tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @patch_tokens(%x: tensor<1x4x2x4x4xf32>) {
+  // expected-error @+1 {{expects result [1, 8, width] for latents 1x4x2x4x4, got 1x9x8}}
+  %0 = dit.patch_embed %x {patch = array<i64: 1, 2, 2>, weight = "p"} : tensor<1x4x2x4x4xf32> -> tensor<1x9x8xf32>
+  return
+}
+
+// -----
+
+func.func @patch_static(%x: tensor<1x4x?x4x4xf32>) {
+  // expected-error @+1 {{operand #0 must be statically shaped tensor}}
+  %0 = dit.patch_embed %x {patch = array<i64: 1, 2, 2>, weight = "p"} : tensor<1x4x?x4x4xf32> -> tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @rope_axes(%x: tensor<1x8x8xf32>) {
+  // expected-error @+1 {{axes_dims sum to 5 but head_dim is 4}}
+  %0 = dit.rope %x {num_heads = 2 : i64, axes_dims = array<i64: 2, 2, 1>, grid = array<i64: 2, 2, 2>, theta = 1.0e4 : f64, text_tokens = 0 : i64, text_position = #dit<text_position prefix>} : tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @rope_tokens(%x: tensor<1x8x8xf32>) {
+  // expected-error @+1 {{grid holds 8 tokens plus 3 text tokens, but the input has 8}}
+  %0 = dit.rope %x {num_heads = 2 : i64, axes_dims = array<i64: 2, 1, 1>, grid = array<i64: 2, 2, 2>, theta = 1.0e4 : f64, text_tokens = 3 : i64, text_position = #dit<text_position prefix>} : tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @linear_leading(%x: tensor<1x8x8xf32>) {
+  // expected-error @+1 {{leading dimensions differ: 1x8x8 vs 1x7x16}}
+  %0 = dit.linear %x {weight = "w", bias = true} : tensor<1x8x8xf32> -> tensor<1x7x16xf32>
+  return
+}
+
+// -----
+
+func.func @linear_weight(%x: tensor<1x8x8xf32>) {
+  // expected-error @+1 {{needs a parameter name in 'weight'}}
+  %0 = dit.linear %x {weight = "", bias = true} : tensor<1x8x8xf32> -> tensor<1x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_affine(%x: tensor<1x8x8xf32>) {
+  // expected-error @+1 {{is affine but names no 'weight'}}
+  %0 = dit.layer_norm %x {affine = true, eps = 1.0e-6 : f64} : tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @rms_norm_group(%x: tensor<1x8x8xf32>) {
+  // expected-error @+1 {{group_size 3 does not divide the width 8}}
+  %0 = dit.rms_norm %x {affine = false, eps = 1.0e-6 : f64, group_size = 3 : i64} : tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @rms_norm_eps(%x: tensor<1x8x8xf32>) {
+  // expected-error @+1 {{eps must be positive}}
+  %0 = dit.rms_norm %x {affine = false, eps = 0.0 : f64} : tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @adaln_chunks(%t: tensor<1x8xf32>) {
+  // expected-error @+1 {{expects result [1, 6, width], got 1x4x8}}
+  %0 = dit.adaln_modulation %t {num_chunks = 6 : i64, weight = "m"} : tensor<1x8xf32> -> tensor<1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @modulate_index(%x: tensor<1x8x8xf32>, %m: tensor<1x2x8xf32>) {
+  // expected-error @+1 {{chunk index 3 is outside the 2 chunks of params}}
+  %0 = dit.modulate %x, %m {shift = 3 : i64, scale = 1 : i64} : tensor<1x8x8xf32>, tensor<1x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @modulate_width(%x: tensor<1x8x8xf32>, %m: tensor<1x2x4xf32>) {
+  // expected-error @+1 {{expects params [1, chunks, 8], got 1x2x4}}
+  %0 = dit.modulate %x, %m {scale = 1 : i64} : tensor<1x8x8xf32>, tensor<1x2x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_heads(%q: tensor<1x8x8xf32>) {
+  // expected-error @+1 {{q width 8 is not heads 3 x head_dim 4 = 12}}
+  %0 = dit.attention self %q, %q, %q {num_heads = 3 : i64, head_dim = 4 : i64} : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32> -> tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_kv(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>, %v: tensor<1x6x8xf32>) {
+  // expected-error @+1 {{k and v shapes differ: 1x8x8 vs 1x6x8}}
+  %0 = dit.attention self %q, %k, %v {num_heads = 2 : i64, head_dim = 4 : i64} : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x6x8xf32> -> tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_self_len(%q: tensor<1x8x8xf32>, %k: tensor<1x6x8xf32>) {
+  // expected-error @+1 {{self attention needs as many keys as queries, got 6 keys for 8 queries}}
+  %0 = dit.attention self %q, %k, %k {num_heads = 2 : i64, head_dim = 4 : i64} : tensor<1x8x8xf32>, tensor<1x6x8xf32>, tensor<1x6x8xf32> -> tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_stacked_count(%q: tensor<1x8x24xf32>) {
+  // expected-error @+1 {{with qkv_layout stacked expects 1 operands, got 3}}
+  %0 = dit.attention self %q, %q, %q {num_heads = 2 : i64, head_dim = 4 : i64, qkv_layout = #dit<qkv_layout stacked>} : tensor<1x8x24xf32>, tensor<1x8x24xf32>, tensor<1x8x24xf32> -> tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_stacked_width(%q: tensor<1x8x16xf32>) {
+  // expected-error @+1 {{stacked qkv width 16 is not 3 x heads 2 x head_dim 4 = 24}}
+  %0 = dit.attention self %q {num_heads = 2 : i64, head_dim = 4 : i64, qkv_layout = #dit<qkv_layout stacked>} : tensor<1x8x16xf32> -> tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_joint_text(%q: tensor<1x8x8xf32>) {
+  // expected-error @+1 {{joint attention needs 0 < text_tokens < 8 tokens, got 0}}
+  %0 = dit.attention joint %q, %q, %q {num_heads = 2 : i64, head_dim = 4 : i64} : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32> -> tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_text_not_joint(%q: tensor<1x8x8xf32>) {
+  // expected-error @+1 {{text_tokens is only meaningful for joint attention, got 2}}
+  %0 = dit.attention self %q, %q, %q {num_heads = 2 : i64, head_dim = 4 : i64, text_tokens = 2 : i64} : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32> -> tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_result(%q: tensor<1x8x8xf32>) {
+  // expected-error @+1 {{expects result [1, 8, 8], got 1x8x4}}
+  %0 = dit.attention self %q, %q, %q {num_heads = 2 : i64, head_dim = 4 : i64} : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32> -> tensor<1x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @activation_gated(%x: tensor<1x8x8xf32>) {
+  // expected-error @+1 {{expects result 1x8x4, got 1x8x8}}
+  %0 = dit.activation swiglu %x : tensor<1x8x8xf32> -> tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @activation_shape(%x: tensor<1x8x8xf32>) {
+  // expected-error @+1 {{expects result 1x8x8, got 1x8x4}}
+  %0 = dit.activation gelu %x : tensor<1x8x8xf32> -> tensor<1x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @residual_gate(%x: tensor<1x8x8xf32>, %m: tensor<1x2x8xf32>) {
+  // expected-error @+1 {{gate_chunk 2 is outside the 2 chunks of the gate}}
+  %0 = dit.residual_add %x, %x gate %m[2] : tensor<1x8x8xf32>, tensor<1x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @residual_types(%x: tensor<1x8x8xf32>, %y: tensor<1x8x4xf32>) {
+  // expected-error @+1 {{all of {residual, branch, result} have same type}}
+  %0 = "dit.residual_add"(%x, %y) : (tensor<1x8x8xf32>, tensor<1x8x4xf32>) -> tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @concat_width(%t: tensor<1x3x4xf32>, %i: tensor<1x8x8xf32>) {
+  // expected-error @+1 {{text 1x3x4 and image 1x8x8 differ in batch or width}}
+  %0 = dit.concat_streams %t, %i {text_position = #dit<text_position prefix>} : tensor<1x3x4xf32>, tensor<1x8x8xf32> -> tensor<1x11x8xf32>
+  return
+}
+
+// -----
+
+func.func @concat_len(%t: tensor<1x3x8xf32>, %i: tensor<1x8x8xf32>) {
+  // expected-error @+1 {{expects result [1, 11, 8], got 1x12x8}}
+  %0 = dit.concat_streams %t, %i {text_position = #dit<text_position prefix>} : tensor<1x3x8xf32>, tensor<1x8x8xf32> -> tensor<1x12x8xf32>
+  return
+}
+
+// -----
+
+func.func @split_len(%j: tensor<1x11x8xf32>) {
+  // expected-error @+1 {{text 3 + image 7 tokens do not add up to 11}}
+  %0:2 = dit.split_streams %j {text_position = #dit<text_position prefix>} : tensor<1x11x8xf32> -> tensor<1x3x8xf32>, tensor<1x7x8xf32>
+  return
+}
+
+// -----
+
+func.func @unpatchify_grid(%x: tensor<1x8x16xf32>) {
+  // expected-error @+1 {{grid 2x2x3 holds 12 tokens, input has 8}}
+  %0 = dit.unpatchify %x {patch = array<i64: 1, 2, 2>, grid = array<i64: 2, 2, 3>} : tensor<1x8x16xf32> -> tensor<1x4x2x4x6xf32>
+  return
+}
+
+// -----
+
+func.func @unpatchify_shape(%x: tensor<1x8x16xf32>) {
+  // expected-error @+1 {{expects result 1x4x2x4x4, got 1x4x2x4x8}}
+  %0 = dit.unpatchify %x {patch = array<i64: 1, 2, 2>, grid = array<i64: 2, 2, 2>} : tensor<1x8x16xf32> -> tensor<1x4x2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @cfg_scales(%a: tensor<1x4xf32>, %b: tensor<1x4xf32>) {
+  // expected-error @+1 {{2 branches need 1 guidance scales, got 2}}
+  %0 = dit.cfg_combine %a, %b {guidance_scales = [5.0, 1.0]} : tensor<1x4xf32>, tensor<1x4xf32> -> tensor<1x4xf32>
+  return
+}
+
+// -----
+
+func.func @cfg_one_branch(%a: tensor<1x4xf32>) {
+  // expected-error @+1 {{needs at least 2 branches, got 1}}
+  %0 = dit.cfg_combine %a {guidance_scales = []} : tensor<1x4xf32> -> tensor<1x4xf32>
+  return
+}
+
+// -----
+
+func.func @cfg_types(%a: tensor<1x4xf32>, %b: tensor<1x5xf32>) {
+  // expected-error @+1 {{branch type 'tensor<1x5xf32>' differs from result type 'tensor<1x4xf32>'}}
+  %0 = dit.cfg_combine %a, %b {guidance_scales = [5.0]} : tensor<1x4xf32>, tensor<1x5xf32> -> tensor<1x4xf32>
+  return
+}
+
+// -----
+
+func.func @scheduler_sigma(%x: tensor<1x4xf32>, %s: tensor<1xf32>) {
+  // expected-error @+1 {{sigmas must be 0-d tensors, got 'tensor<1xf32>'}}
+  %0 = dit.scheduler_step flow_match_euler %x, %x, %s, %s : tensor<1x4xf32>, tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @component_name() {
+  // expected-error @+1 {{needs a class name}}
+  %0 = dit.component text_encoder "" : () -> tensor<1x4xf32>
+  return
+}
+
+// -----
+
+func.func @component_outputs() {
+  // expected-error @+1 {{must produce at least one output}}
+  dit.component vae_decoder "AutoencoderKL" : () -> ()
+  return
+}
+
+// -----
+
+func.func @block_attr(%x: tensor<1x8x8xf32>) {
+  // expected-error @+1 {{'dit.block' must be a non-negative integer, got -1 : i64}}
+  %0 = dit.linear %x {weight = "w", bias = true, dit.block = -1 : i64} : tensor<1x8x8xf32> -> tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'dit.mesh' may only be set on the module}}
+func.func @mesh_on_func() attributes {dit.mesh = #dit.mesh<tp = 2>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{mesh axis 'tp' must have a positive size, got 0}}
+module attributes {dit.mesh = #dit.mesh<tp = 0>} {}
+
+// -----
+
+// expected-error @+1 {{num_heads 3 x head_dim 4 = 12 does not equal hidden_size 8}}
+module attributes {dit.model = #dit.model<family = "wan", class_name = "W", double_blocks = 0, single_blocks = 1, num_heads = 3, head_dim = 4, hidden_size = 8, ffn_size = 16, text_hidden_size = 8, text_embed_dim = 6, in_channels = 4, out_channels = 4, patch = [1, 2, 2], vae_spatial = 8, vae_temporal = 4, seq_align = 1, experts = 1>} {}
+
+// -----
+
+// expected-error @+1 {{workload image_tokens must be positive, got 0}}
+module attributes {dit.workload = #dit.workload<batch = 1, height = 32, width = 32, frames = 1, latent_frames = 1, latent_height = 4, latent_width = 4, image_tokens = 0, text_tokens = 3, branches = 2, guidance_scale = 5.0 : f64, steps = 4>} {}
+
+// -----
+
+// expected-error @+1 {{'dit.model' has the wrong kind}}
+module attributes {dit.model = #dit.mesh<tp = 2>} {}

@@ -1,0 +1,114 @@
+// Round trip of every dit op through the custom and the generic format.
+// RUN: dit-opt %s | dit-opt | FileCheck %s
+// RUN: dit-opt %s --mlir-print-op-generic | dit-opt | FileCheck %s
+
+module attributes {
+  dit.model = #dit.model<family = "wan", class_name = "WanTransformer3DModel",
+    double_blocks = 0, single_blocks = 1, num_heads = 2, head_dim = 4,
+    hidden_size = 8, ffn_size = 16, text_hidden_size = 8, text_embed_dim = 6,
+    in_channels = 4, out_channels = 4, patch = [1, 2, 2], vae_spatial = 8,
+    vae_temporal = 4, seq_align = 1, experts = 1>,
+  dit.workload = #dit.workload<batch = 1, height = 32, width = 32, frames = 5,
+    latent_frames = 2, latent_height = 4, latent_width = 4, image_tokens = 8,
+    text_tokens = 3, branches = 2, guidance_scale = 5.0 : f64, steps = 4>,
+  dit.mesh = #dit.mesh<dp = 1, cfg = 2, pp = 1, ring = 1, kv_gather = 1, ulysses = 2, tp = 2>
+} {
+
+// Module attributes print in name order; axes of size 1 are elided.
+// CHECK: module attributes {dit.mesh = #dit.mesh<cfg = 2, ulysses = 2, tp = 2>
+// CHECK-SAME: dit.model = #dit.model<family = "wan", class_name = "WanTransformer3DModel", double_blocks = 0, single_blocks = 1, num_heads = 2, head_dim = 4, hidden_size = 8
+// CHECK-SAME: patch = [1, 2, 2]
+// CHECK-SAME: dit.workload = #dit.workload<batch = 1, height = 32, width = 32, frames = 5, latent_frames = 2, latent_height = 4, latent_width = 4, image_tokens = 8, text_tokens = 3, branches = 2
+
+// CHECK-LABEL: func.func @embeddings
+func.func @embeddings(%latents: tensor<1x4x2x4x4xf32>, %image: tensor<1x4x4x4xf32>, %t: tensor<1xf32>) -> (tensor<1x8x8xf32>, tensor<1x4x8xf32>, tensor<1x8xf32>) {
+  // CHECK: dit.patch_embed %{{.*}} {patch = array<i64: 1, 2, 2>, weight = "patch_embedding"} : tensor<1x4x2x4x4xf32> -> tensor<1x8x8xf32>
+  %x = dit.patch_embed %latents {patch = array<i64: 1, 2, 2>, weight = "patch_embedding"} : tensor<1x4x2x4x4xf32> -> tensor<1x8x8xf32>
+  // CHECK: dit.patch_embed %{{.*}} {patch = array<i64: 1, 2, 2>, weight = "x_embedder"} : tensor<1x4x4x4xf32> -> tensor<1x4x8xf32>
+  %y = dit.patch_embed %image {patch = array<i64: 1, 2, 2>, weight = "x_embedder"} : tensor<1x4x4x4xf32> -> tensor<1x4x8xf32>
+  // CHECK: dit.timestep_embedding %{{.*}} {freq_dim = 16 : i64, weight = "time_embedder"} : tensor<1xf32> -> tensor<1x8xf32>
+  %temb = dit.timestep_embedding %t {freq_dim = 16 : i64, weight = "time_embedder"} : tensor<1xf32> -> tensor<1x8xf32>
+  return %x, %y, %temb : tensor<1x8x8xf32>, tensor<1x4x8xf32>, tensor<1x8xf32>
+}
+
+// CHECK-LABEL: func.func @block
+func.func @block(%x: tensor<1x8x8xf32>, %temb: tensor<1x8xf32>, %text: tensor<1x3x8xf32>) -> tensor<1x8x8xf32> {
+  // CHECK: dit.adaln_modulation %{{.*}} {dit.block = 0 : i64, num_chunks = 6 : i64, weight = "blocks.0.scale_shift_table"} : tensor<1x8xf32> -> tensor<1x6x8xf32>
+  %mod = dit.adaln_modulation %temb {num_chunks = 6 : i64, weight = "blocks.0.scale_shift_table", dit.block = 0 : i64} : tensor<1x8xf32> -> tensor<1x6x8xf32>
+  // CHECK: dit.layer_norm %{{.*}} {affine = false, eps = {{[^,}]+}}} : tensor<1x8x8xf32>
+  %n = dit.layer_norm %x {affine = false, eps = 1.0e-6 : f64} : tensor<1x8x8xf32>
+  // CHECK: dit.layer_norm %{{.*}} {affine = true, eps = {{[^,}]+}}, group_size = 4 : i64, weight = "norm2"} : tensor<1x8x8xf32>
+  %n2 = dit.layer_norm %x {affine = true, eps = 1.0e-6 : f64, weight = "norm2", group_size = 4 : i64} : tensor<1x8x8xf32>
+  // CHECK: dit.modulate %{{.*}}, %{{.*}} {scale = 1 : i64, shift = 0 : i64} : tensor<1x8x8xf32>, tensor<1x6x8xf32>
+  %m = dit.modulate %n, %mod {shift = 0 : i64, scale = 1 : i64} : tensor<1x8x8xf32>, tensor<1x6x8xf32>
+  // CHECK: dit.modulate %{{.*}}, %{{.*}} {scale = 4 : i64} : tensor<1x8x8xf32>, tensor<1x6x8xf32>
+  %ms = dit.modulate %n2, %mod {scale = 4 : i64} : tensor<1x8x8xf32>, tensor<1x6x8xf32>
+  // CHECK: dit.linear %{{.*}} {bias = true, weight = "blocks.0.attn1.to_q"} : tensor<1x8x8xf32> -> tensor<1x8x8xf32>
+  %q = dit.linear %m {weight = "blocks.0.attn1.to_q", bias = true} : tensor<1x8x8xf32> -> tensor<1x8x8xf32>
+  %k = dit.linear %m {weight = "blocks.0.attn1.to_k", bias = true} : tensor<1x8x8xf32> -> tensor<1x8x8xf32>
+  %v = dit.linear %m {weight = "blocks.0.attn1.to_v", bias = false} : tensor<1x8x8xf32> -> tensor<1x8x8xf32>
+  // CHECK: dit.rms_norm %{{.*}} {affine = true, eps = {{[^,}]+}}, group_size = 4 : i64, weight = "norm_q"} : tensor<1x8x8xf32>
+  %qn = dit.rms_norm %q {affine = true, eps = 1.0e-6 : f64, weight = "norm_q", group_size = 4 : i64} : tensor<1x8x8xf32>
+  // CHECK: dit.rms_norm %{{.*}} {affine = false, eps = {{[^,}]+}}} : tensor<1x8x8xf32>
+  %kn = dit.rms_norm %k {affine = false, eps = 1.0e-6 : f64} : tensor<1x8x8xf32>
+  // CHECK: dit.rope %{{.*}} {axes_dims = array<i64: 2, 0, 2>, grid = array<i64: 2, 2, 2>, num_heads = 2 : i64, text_position = #dit<text_position prefix>, text_tokens = 0 : i64, theta = 1.000000e+04 : f64} : tensor<1x8x8xf32>
+  %qr = dit.rope %qn {num_heads = 2 : i64, axes_dims = array<i64: 2, 0, 2>, grid = array<i64: 2, 2, 2>, theta = 1.0e4 : f64, text_tokens = 0 : i64, text_position = #dit<text_position prefix>} : tensor<1x8x8xf32>
+  // CHECK: dit.attention self %{{.*}}, %{{.*}}, %{{.*}} {head_dim = 4 : i64, num_heads = 2 : i64} : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32> -> tensor<1x8x8xf32>
+  %o = dit.attention self %qr, %kn, %v {num_heads = 2 : i64, head_dim = 4 : i64} : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32> -> tensor<1x8x8xf32>
+  // CHECK: dit.attention self %{{.*}}, %{{.*}}, %{{.*}} {backend = "fa", head_dim = 4 : i64, kv_cache = #dit<kv_cache paged>, num_heads = 2 : i64, shard_over_sp = false, varlen = true}
+  %o2 = dit.attention self %q, %k, %v {num_heads = 2 : i64, head_dim = 4 : i64, backend = "fa", kv_cache = #dit<kv_cache paged>, shard_over_sp = false, varlen = true} : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32> -> tensor<1x8x8xf32>
+  // CHECK: dit.residual_add %{{.*}}, %{{.*}} gate %{{.*}}[2] : tensor<1x8x8xf32>, tensor<1x6x8xf32>
+  %r = dit.residual_add %x, %o gate %mod[2] : tensor<1x8x8xf32>, tensor<1x6x8xf32>
+  // CHECK: dit.residual_add %{{.*}}, %{{.*}} : tensor<1x8x8xf32>
+  %r2 = dit.residual_add %r, %o2 : tensor<1x8x8xf32>
+  %cq = dit.linear %r2 {weight = "blocks.0.attn2.to_q", bias = true} : tensor<1x8x8xf32> -> tensor<1x8x8xf32>
+  // CHECK: dit.attention cross %{{.*}}, %{{.*}}, %{{.*}} {head_dim = 4 : i64, num_heads = 2 : i64} : tensor<1x8x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32> -> tensor<1x8x8xf32>
+  %co = dit.attention cross %cq, %text, %text {num_heads = 2 : i64, head_dim = 4 : i64} : tensor<1x8x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32> -> tensor<1x8x8xf32>
+  %up = dit.linear %co {weight = "ffn.net.0.proj", bias = true} : tensor<1x8x8xf32> -> tensor<1x8x16xf32>
+  // CHECK: dit.activation gelu_tanh %{{.*}} : tensor<1x8x16xf32> -> tensor<1x8x16xf32>
+  %a = dit.activation gelu_tanh %up : tensor<1x8x16xf32> -> tensor<1x8x16xf32>
+  // CHECK: dit.activation swiglu %{{.*}} : tensor<1x8x16xf32> -> tensor<1x8x8xf32>
+  %g = dit.activation swiglu %a : tensor<1x8x16xf32> -> tensor<1x8x8xf32>
+  return %g : tensor<1x8x8xf32>
+}
+
+// CHECK-LABEL: func.func @joint
+func.func @joint(%txt: tensor<1x3x8xf32>, %img: tensor<1x8x8xf32>, %qkv: tensor<1x11x24xf32>) -> (tensor<1x3x8xf32>, tensor<1x8x8xf32>, tensor<1x11x8xf32>) {
+  // CHECK: dit.concat_streams %{{.*}}, %{{.*}} {text_position = #dit<text_position prefix>} : tensor<1x3x8xf32>, tensor<1x8x8xf32> -> tensor<1x11x8xf32>
+  %j = dit.concat_streams %txt, %img {text_position = #dit<text_position prefix>} : tensor<1x3x8xf32>, tensor<1x8x8xf32> -> tensor<1x11x8xf32>
+  // CHECK: dit.rope %{{.*}} {axes_dims = array<i64: 2, 1, 1>, grid = array<i64: 2, 2, 2>, num_heads = 2 : i64, text_position = #dit<text_position suffix>, text_tokens = 3 : i64
+  %jr = dit.rope %j {num_heads = 2 : i64, axes_dims = array<i64: 2, 1, 1>, grid = array<i64: 2, 2, 2>, theta = 256.0 : f64, text_tokens = 3 : i64, text_position = #dit<text_position suffix>} : tensor<1x11x8xf32>
+  // CHECK: dit.attention joint %{{.*}}, %{{.*}}, %{{.*}} {head_dim = 4 : i64, num_heads = 2 : i64, text_tokens = 3 : i64} : tensor<1x11x8xf32>, tensor<1x11x8xf32>, tensor<1x11x8xf32> -> tensor<1x11x8xf32>
+  %o = dit.attention joint %jr, %jr, %j {num_heads = 2 : i64, head_dim = 4 : i64, text_tokens = 3 : i64} : tensor<1x11x8xf32>, tensor<1x11x8xf32>, tensor<1x11x8xf32> -> tensor<1x11x8xf32>
+  // CHECK: dit.attention joint %{{.*}} {head_dim = 4 : i64, num_heads = 2 : i64, qkv_layout = #dit<qkv_layout stacked>, text_position = #dit<text_position suffix>, text_tokens = 3 : i64} : tensor<1x11x24xf32> -> tensor<1x11x8xf32>
+  %s = dit.attention joint %qkv {num_heads = 2 : i64, head_dim = 4 : i64, qkv_layout = #dit<qkv_layout stacked>, text_tokens = 3 : i64, text_position = #dit<text_position suffix>} : tensor<1x11x24xf32> -> tensor<1x11x8xf32>
+  // CHECK: dit.split_streams %{{.*}} {text_position = #dit<text_position prefix>} : tensor<1x11x8xf32> -> tensor<1x3x8xf32>, tensor<1x8x8xf32>
+  %t, %i = dit.split_streams %o {text_position = #dit<text_position prefix>} : tensor<1x11x8xf32> -> tensor<1x3x8xf32>, tensor<1x8x8xf32>
+  return %t, %i, %s : tensor<1x3x8xf32>, tensor<1x8x8xf32>, tensor<1x11x8xf32>
+}
+
+// CHECK-LABEL: func.func @denoise
+func.func @denoise(%x: tensor<1x8x16xf32>, %latents: tensor<1x4x2x4x4xf32>, %u: tensor<1x4x2x4x4xf32>, %s: tensor<f32>, %sn: tensor<f32>) -> (tensor<1x4x2x4x4xf32>, tensor<1x3x2x32x32xf32>, tensor<1x4x4x4xf32>) {
+  // CHECK: dit.unpatchify %{{.*}} {grid = array<i64: 2, 2, 2>, patch = array<i64: 1, 2, 2>} : tensor<1x8x16xf32> -> tensor<1x4x2x4x4xf32>
+  %c = dit.unpatchify %x {patch = array<i64: 1, 2, 2>, grid = array<i64: 2, 2, 2>} : tensor<1x8x16xf32> -> tensor<1x4x2x4x4xf32>
+  %img = tensor.extract_slice %x[0, 0, 0] [1, 4, 16] [1, 1, 1] : tensor<1x8x16xf32> to tensor<1x4x16xf32>
+  // CHECK: dit.unpatchify %{{.*}} {grid = array<i64: 1, 2, 2>, patch = array<i64: 1, 2, 2>} : tensor<1x4x16xf32> -> tensor<1x4x4x4xf32>
+  %i = dit.unpatchify %img {patch = array<i64: 1, 2, 2>, grid = array<i64: 1, 2, 2>} : tensor<1x4x16xf32> -> tensor<1x4x4x4xf32>
+  // CHECK: dit.cfg_combine %{{.*}}, %{{.*}} {guidance_scales = [5.000000e+00]} : tensor<1x4x2x4x4xf32>, tensor<1x4x2x4x4xf32> -> tensor<1x4x2x4x4xf32>
+  %g = dit.cfg_combine %c, %u {guidance_scales = [5.0]} : tensor<1x4x2x4x4xf32>, tensor<1x4x2x4x4xf32> -> tensor<1x4x2x4x4xf32>
+  // CHECK: dit.scheduler_step flow_match_euler %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<1x4x2x4x4xf32>, tensor<f32>
+  %n = dit.scheduler_step flow_match_euler %latents, %g, %s, %sn : tensor<1x4x2x4x4xf32>, tensor<f32>
+  // CHECK: dit.component vae_decoder "AutoencoderKLWan"(%{{.*}}) : (tensor<1x4x2x4x4xf32>) -> tensor<1x3x2x32x32xf32>
+  %v = dit.component vae_decoder "AutoencoderKLWan"(%n) : (tensor<1x4x2x4x4xf32>) -> tensor<1x3x2x32x32xf32>
+  return %n, %v, %i : tensor<1x4x2x4x4xf32>, tensor<1x3x2x32x32xf32>, tensor<1x4x4x4xf32>
+}
+
+// CHECK-LABEL: func.func @components
+func.func @components() -> (tensor<1x3x6xf32>, tensor<1x4xf32>) {
+  // CHECK: dit.component text_encoder "UMT5EncoderModel" : () -> tensor<1x3x6xf32>
+  %t = dit.component text_encoder "UMT5EncoderModel" : () -> tensor<1x3x6xf32>
+  // CHECK: dit.component image_encoder "CLIPVisionModel" : () -> tensor<1x4xf32>
+  %p = dit.component image_encoder "CLIPVisionModel" : () -> tensor<1x4xf32>
+  return %t, %p : tensor<1x3x6xf32>, tensor<1x4xf32>
+}
+}

@@ -1,0 +1,30 @@
+# lit configuration for ditc's regression tests.
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "ditc"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.ditc_obj_root, "test")
+
+# Bundled models resolve from the source tree, never from the environment.
+config.environment["DITC_MODELS_DIR"] = os.path.join(config.ditc_src_root, "models")
+
+llvm_config.with_system_environment(["HOME", "TMPDIR"])
+llvm_config.use_default_substitutions()
+llvm_config.add_tool_substitutions(
+    ["ditc", "dit-opt"], [config.ditc_tools_dir])
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+# %expect-exit CODE CMD...: runs CMD and fails unless it exits with CODE,
+# so bad-input tests pin exit code 2 rather than just "non-zero".
+config.substitutions.append(
+    ("%expect-exit", os.path.join(config.test_source_root, "expect-exit.sh")))
+config.substitutions.append(("%models", os.path.join(config.ditc_src_root, "models")))
+config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+if config.ditc_runtime in ("ON", "1", "TRUE", "True"):
+    config.available_features.add("runtime")

@@ -1,0 +1,62 @@
+//===- ArgParserTest.cpp - strict flag parsing ----------------------------===//
+#include "ditc/Support/ArgParser.h"
+
+#include <gtest/gtest.h>
+
+using namespace ditc;
+
+namespace {
+
+ArgParser makeParser() {
+  ArgParser args("ditc test");
+  args.addOption("--height");
+  args.addOption("-o");
+  args.addSwitch("--summary");
+  return args;
+}
+
+std::string errorOf(const std::vector<std::string> &argv) {
+  ArgParser args = makeParser();
+  try {
+    args.parse(argv);
+    args.getInt("--height", 1, 65536);
+  } catch (const BadInput &error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(ArgParser, ReadsValuesSwitchesAndPositionals) {
+  ArgParser args = makeParser();
+  args.parse({"model", "--height", "480", "--summary", "-o", "out.mlir"});
+  EXPECT_EQ(args.getInt("--height", 1, 65536), 480);
+  EXPECT_TRUE(args.has("--summary"));
+  EXPECT_EQ(args.get("-o"), "out.mlir");
+  ASSERT_EQ(args.positional().size(), 1u);
+  EXPECT_EQ(args.positional()[0], "model");
+}
+
+TEST(ArgParser, AcceptsEqualsForm) {
+  ArgParser args = makeParser();
+  args.parse({"--height=720"});
+  EXPECT_EQ(args.getInt("--height", 1, 65536), 720);
+}
+
+TEST(ArgParser, RejectsUnknownFlagAndNamesTheKnownOnes) {
+  std::string error = errorOf({"--heigth", "480"});
+  EXPECT_NE(error.find("unknown flag '--heigth'"), std::string::npos) << error;
+  EXPECT_NE(error.find("--height"), std::string::npos) << error;
+}
+
+TEST(ArgParser, RejectsBadNumbers) {
+  EXPECT_NE(errorOf({"--height", "abc"}).find("is not a number"), std::string::npos);
+  EXPECT_NE(errorOf({"--height", "0"}).find("out of range"), std::string::npos);
+  EXPECT_NE(errorOf({"--height", "-5"}).find("out of range"), std::string::npos);
+  EXPECT_NE(errorOf({"--height", "99999999999999999999999"}).find("overflows"),
+            std::string::npos);
+  EXPECT_NE(errorOf({"--height"}).find("needs a value"), std::string::npos);
+  EXPECT_NE(errorOf({"--height", "4", "--height", "8"}).find("twice"),
+            std::string::npos);
+}
+
+} // namespace

@@ -1,0 +1,68 @@
+//===- JsonFileTest.cpp - typed JSON reads name file, field and value -----===//
+#include "ditc/Support/JsonFile.h"
+
+#include <gtest/gtest.h>
+
+using namespace ditc;
+using nlohmann::json;
+
+namespace {
+
+std::string errorOf(const std::function<void(const JsonObject &)> &read,
+                    const json &value) {
+  JsonObject object("cfg.json", &value);
+  try {
+    read(object);
+  } catch (const BadInput &error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(JsonObject, ReadsInRangeIntegers) {
+  json value = {{"heads", 40}};
+  JsonObject object("cfg.json", &value);
+  EXPECT_EQ(object.getInt("heads", 1, 4096), 40);
+  EXPECT_EQ(object.getOptionalInt("missing", 1, 4), std::nullopt);
+}
+
+TEST(JsonObject, NamesFileFieldValueAndRange) {
+  auto read = [](const JsonObject &o) { o.getInt("heads", 1, 4096); };
+  EXPECT_EQ(errorOf(read, {{"heads", 0}}),
+            "cfg.json: field 'heads' is 0, expected an integer in [1, 4096]");
+  EXPECT_EQ(errorOf(read, {{"heads", "forty"}}),
+            "cfg.json: field 'heads' is a string \"forty\", expected an "
+            "integer in [1, 4096]");
+  EXPECT_EQ(errorOf(read, json::object()),
+            "cfg.json: missing field 'heads' (expected an integer in [1, 4096])");
+  EXPECT_NE(errorOf(read, {{"heads", 1e30}}).find("overflows"), std::string::npos);
+  EXPECT_NE(errorOf(read, {{"heads", 4.0}}).find("a float"), std::string::npos);
+}
+
+TEST(JsonObject, NestedObjectsReportTheirKeyPath) {
+  json value = {{"components", {{"transformer", {{"tp_size", -1}}}}}};
+  auto read = [](const JsonObject &o) {
+    o.getObject("components").getObject("transformer").getInt("tp_size", 1, 64);
+  };
+  EXPECT_EQ(errorOf(read, value),
+            "cfg.json: field 'components.transformer.tp_size' is -1, expected "
+            "an integer in [1, 64]");
+}
+
+TEST(JsonObject, ParseFileReportsLineAndColumn) {
+  std::string path = ::testing::TempDir() + "/broken.json";
+  FILE *file = std::fopen(path.c_str(), "w");
+  std::fputs("{\n  \"a\": 1,\n  \"b\": ]\n}\n", file);
+  std::fclose(file);
+  try {
+    JsonObject::parseFile(path);
+    FAIL() << "expected a parse error";
+  } catch (const BadInput &error) {
+    std::string message = error.what();
+    EXPECT_NE(message.find(path + ": malformed JSON at line 3, column 8"),
+              std::string::npos)
+        << message;
+  }
+}
+
+} // namespace
