@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The main job on a bundled model: install what is missing, build, then
+# import Wan2.1-T2V-14B at 832x480 with 81 frames and print its summary.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+"$root/scripts/setup.sh"
+"$root/scripts/build.sh"
+ditc="${DITC_BUILD_DIR:-$root/build}/bin/ditc"
+
+echo
+echo "== bundled models"
+"$ditc" models
+echo
+echo "== ditc import wan2.1-t2v-14b --height 480 --width 832 --num-frames 81 --summary"
+"$ditc" import wan2.1-t2v-14b --height 480 --width 832 --num-frames 81 --summary
