@@ -8,7 +8,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ python3
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
-  nlohmann-json3-dev libgtest-dev
+  nlohmann-json3-dev libgtest-dev libzstd-dev zlib1g-dev
 )
 if [[ "${1:-}" == "--runtime" ]]; then
   packages+=(libtorch-dev libgloo-dev python3-torch)
