@@ -102,3 +102,46 @@ LogicalResult MeshAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                          << "' must have a positive size, got " << value;
   return success();
 }
+
+LogicalResult PlacementAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, StringRef component,
+    MeshAttr mesh, StringAttr backend, KVCacheAttr kvCache,
+    DenseI64ArrayAttr ppPartition, ArrayAttr instances) {
+  if (component.empty())
+    return emitError() << "placement needs a component name";
+  if (!mesh)
+    return emitError() << "placement of '" << component << "' needs a mesh";
+  if (instances) {
+    for (Attribute instance : instances) {
+      auto ranks = dyn_cast<DenseI64ArrayAttr>(instance);
+      if (!ranks || ranks.empty())
+        return emitError() << "instances of '" << component
+                           << "' must be non-empty array<i64> rank lists";
+      if (llvm::any_of(ranks.asArrayRef(), [](int64_t r) { return r < 0; }))
+        return emitError() << "instances of '" << component
+                           << "' hold a negative rank";
+    }
+  }
+  return success();
+}
+
+LogicalResult DeploymentAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t numGpus,
+    IntegerAttr nnodes, IntegerAttr gpusPerNode, ArrayAttr placements,
+    ArrayAttr signals) {
+  if (numGpus < 1)
+    return emitError() << "deployment num_gpus must be positive, got "
+                       << numGpus;
+  for (IntegerAttr count : {nnodes, gpusPerNode})
+    if (count && count.getInt() < 1)
+      return emitError() << "deployment node counts must be positive, got "
+                         << count.getInt();
+  if (llvm::any_of(placements,
+                   [](Attribute a) { return !isa<PlacementAttr>(a); }))
+    return emitError() << "deployment placements must be #dit.placement";
+  if (signals && llvm::any_of(signals, [](Attribute a) {
+        return !isa<SignalAttr>(a);
+      }))
+    return emitError() << "deployment signals must be #dit.signal";
+  return success();
+}

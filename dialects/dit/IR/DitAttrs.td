@@ -118,4 +118,76 @@ def Dit_MeshAttr : Dit_Attr<"Mesh", "mesh"> {
   let genVerifyDecl = 1;
 }
 
+
+def Dit_PlacementAttr : Dit_Attr<"Placement", "placement"> {
+  let summary = "Parallel degrees and rank lists of one pipeline component";
+  let description = [{
+    How one component (`transformer`, `text_encoder`, `vae`) is placed.
+    `mesh` holds its degrees; its `dp` is the number of replicas. Each entry
+    of `instances` is one replica's rank list, laid out row-major over
+    cfg, pp, ring | kv_gather, ulysses, tp; without `instances` the replicas
+    are the contiguous blocks of the world. `backend` names the attention
+    kernel, `kv_cache` the cache kind, and `pp_partition` an explicit number
+    of blocks per pipeline stage.
+
+    ```mlir
+    #dit.placement<component = "transformer",
+                   mesh = #dit.mesh<cfg = 2, dp = 2>, backend = "fa",
+                   instances = [array<i64: 0, 1>, array<i64: 2, 3>]>
+    ```
+  }];
+  let parameters = (ins
+    StringRefParameter<"component name">:$component,
+    "::mlir::dit::MeshAttr":$mesh,
+    OptionalParameter<"::mlir::StringAttr">:$backend,
+    OptionalParameter<"::mlir::dit::KVCacheAttr">:$kv_cache,
+    OptionalParameter<"::mlir::DenseI64ArrayAttr">:$pp_partition,
+    OptionalParameter<"::mlir::ArrayAttr">:$instances
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Dit_SignalAttr : Dit_Attr<"Signal", "signal"> {
+  let summary = "A tensor sent from one component to another";
+  let description = [{
+    `shard_dim`, when present, says the sender splits the tensor along that
+    dimension over the receiving instance's ranks.
+
+    ```mlir
+    #dit.signal<from = "text_encoder", to = "transformer", shard_dim = 2>
+    ```
+  }];
+  let parameters = (ins
+    StringRefParameter<"sending component">:$from,
+    StringRefParameter<"receiving component">:$to,
+    OptionalParameter<"::mlir::IntegerAttr">:$shard_dim
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+def Dit_DeploymentAttr : Dit_Attr<"Deployment", "deployment"> {
+  let summary = "A whole parallel deployment: world, nodes, components, signals";
+  let description = [{
+    The configuration the legality rules judge. `nnodes` and
+    `gpus_per_node` are optional; without them every rank is on one node.
+
+    ```mlir
+    #dit.deployment<num_gpus = 4, nnodes = 1, gpus_per_node = 4,
+        placements = [#dit.placement<component = "transformer",
+                                     mesh = #dit.mesh<cfg = 2, dp = 2>>],
+        signals = []>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$num_gpus,
+    OptionalParameter<"::mlir::IntegerAttr">:$nnodes,
+    OptionalParameter<"::mlir::IntegerAttr">:$gpus_per_node,
+    "::mlir::ArrayAttr":$placements,
+    OptionalParameter<"::mlir::ArrayAttr">:$signals
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // DIT_ATTRS_TD

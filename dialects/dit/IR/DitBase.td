@@ -30,6 +30,8 @@ def Dit_Dialect : Dialect {
       * `dit.model`    : `#dit.model<...>`    architecture facts.
       * `dit.workload` : `#dit.workload<...>` resolution, frames, tokens.
       * `dit.mesh`     : `#dit.mesh<...>`     optional parallel degrees.
+      * `dit.deployment` : `#dit.deployment<...>` optional full deployment
+        (per-component degrees, rank lists, nodes, signals).
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
@@ -43,6 +45,7 @@ def Dit_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kModelAttrName = "dit.model";
     static constexpr ::llvm::StringLiteral kWorkloadAttrName = "dit.workload";
     static constexpr ::llvm::StringLiteral kMeshAttrName = "dit.mesh";
+    static constexpr ::llvm::StringLiteral kDeploymentAttrName = "dit.deployment";
     static constexpr ::llvm::StringLiteral kComponentAttrName = "dit.component";
   }];
 }

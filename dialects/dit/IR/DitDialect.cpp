@@ -34,13 +34,15 @@ LogicalResult DitDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
   if (name == kModelAttrName || name == kWorkloadAttrName ||
-      name == kMeshAttrName) {
+      name == kMeshAttrName || name == kDeploymentAttrName) {
     if (!isa<ModuleOp>(op))
       return op->emitError() << "'" << name
                              << "' may only be set on the module";
     bool rightKind = (name == kModelAttrName && isa<ModelAttr>(value)) ||
                      (name == kWorkloadAttrName && isa<WorkloadAttr>(value)) ||
-                     (name == kMeshAttrName && isa<MeshAttr>(value));
+                     (name == kMeshAttrName && isa<MeshAttr>(value)) ||
+                     (name == kDeploymentAttrName &&
+                      isa<DeploymentAttr>(value));
     if (!rightKind)
       return op->emitError() << "'" << name << "' has the wrong kind: "
                              << value;
