@@ -181,6 +181,30 @@ std::vector<int64_t> JsonObject::getIntList(const std::string &field,
   return out;
 }
 
+std::vector<std::vector<int64_t>>
+JsonObject::getIntLists(const std::string &field, int64_t min,
+                        int64_t max) const {
+  std::string expected = "a non-empty list of non-empty lists of " +
+                         intRange(min, max) + "s";
+  const json &value = require(field, expected);
+  if (!value.is_array() || value.empty())
+    fail(field, "is " + describeJson(value) + ", expected " + expected);
+  std::vector<std::vector<int64_t>> out;
+  for (size_t i = 0; i < value.size(); ++i) {
+    std::string item = field + "[" + std::to_string(i) + "]";
+    if (!value[i].is_array() || value[i].empty())
+      fail(item, "is " + describeJson(value[i]) +
+                     ", expected a non-empty list of " + intRange(min, max) +
+                     "s");
+    std::vector<int64_t> inner;
+    for (size_t j = 0; j < value[i].size(); ++j)
+      inner.push_back(checkInt(*this, item + "[" + std::to_string(j) + "]",
+                               value[i][j], min, max));
+    out.push_back(std::move(inner));
+  }
+  return out;
+}
+
 std::vector<int64_t> JsonObject::getIntOrIntList(const std::string &field,
                                                  int64_t min,
                                                  int64_t max) const {

@@ -49,6 +49,9 @@ public:
   bool getOptionalBool(const std::string &field, bool fallback) const;
   std::vector<int64_t> getIntList(const std::string &field, int64_t min,
                                   int64_t max) const;
+  /// A non-empty list of non-empty integer lists (rank lists).
+  std::vector<std::vector<int64_t>> getIntLists(const std::string &field,
+                                                int64_t min, int64_t max) const;
   /// An integer or a list of integers (diffusers writes patch_size both ways).
   std::vector<int64_t> getIntOrIntList(const std::string &field, int64_t min,
                                        int64_t max) const;

@@ -1,0 +1,128 @@
+//===- Deployment.h - parallel degrees, placements and rank lists -*- C++ -*-===//
+//
+// A Deployment is the parallel configuration the legality rules judge: the
+// world size, the node shape, and for each pipeline component its degrees,
+// attention backend, KV cache and replica rank lists. It comes from
+// SGLang-style flags or from a deployment JSON file, and travels through IR
+// as #dit.deployment. Nothing here depends on MLIR.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DITC_ANALYSIS_DEPLOYMENT_H
+#define DITC_ANALYSIS_DEPLOYMENT_H
+
+#include "ditc/Importer/ModelSpec.h"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ditc {
+
+/// The seven mesh axes, in the default layout order (outermost first).
+enum class Axis { DP, CFG, PP, Ring, KVGather, Ulysses, TP };
+constexpr std::array<Axis, 7> kAllAxes = {Axis::DP,       Axis::CFG,
+                                          Axis::PP,       Axis::Ring,
+                                          Axis::KVGather, Axis::Ulysses,
+                                          Axis::TP};
+/// "dp", "cfg", "pp", "ring", "kv_gather", "ulysses", "tp".
+const char *axisName(Axis axis);
+std::optional<Axis> axisFromName(const std::string &name);
+
+struct Degrees {
+  std::array<int64_t, 7> sizes{1, 1, 1, 1, 1, 1, 1};
+
+  int64_t &operator[](Axis axis) { return sizes[size_t(axis)]; }
+  int64_t operator[](Axis axis) const { return sizes[size_t(axis)]; }
+  /// dp x cfg x pp x ring x kv_gather x ulysses x tp.
+  int64_t worldSize() const;
+  /// Ranks in one replica: every degree but dp.
+  int64_t instanceSize() const;
+  /// Ways the image sequence is split: ulysses x ring x kv_gather.
+  int64_t sequenceShards() const;
+  /// "dp 1 x cfg 2 x ... x tp 2" for messages.
+  std::string describe(bool withDp = true) const;
+  bool operator==(const Degrees &other) const { return sizes == other.sizes; }
+};
+
+struct Placement {
+  std::string component;
+  Degrees degrees;
+  std::optional<std::string> backend;
+  bool pagedKVCache = false;
+  std::vector<int64_t> ppPartition;              // empty: the default split
+  std::vector<std::vector<int64_t>> instances;   // one rank list per replica
+  bool explicitInstances = false;                // from a deployment file
+};
+
+struct Signal {
+  std::string from, to;
+  std::optional<int64_t> shardDim;
+};
+
+/// A note produced while resolving flags (e.g. --sp-degree), reported with
+/// the rule diagnostics.
+struct ResolutionNote {
+  std::string rule;
+  std::string message;
+};
+
+struct Deployment {
+  int64_t numGpus = 1;
+  std::optional<int64_t> nnodes, gpusPerNode;
+  std::vector<Placement> placements;
+  std::vector<Signal> signals;
+  std::vector<ResolutionNote> notes;
+
+  const Placement *find(const std::string &component) const;
+  Placement *find(const std::string &component);
+};
+
+/// Attention backends ditc knows, and whether each can merge ring hops (it
+/// returns the softmax LSE the online-softmax merge needs).
+struct AttentionBackend {
+  const char *name;
+  bool supportsRingRotation;
+};
+const std::vector<AttentionBackend> &knownAttentionBackends();
+const AttentionBackend *findAttentionBackend(const std::string &name);
+constexpr const char *kDefaultAttentionBackend = "fa";
+
+/// Components a deployment may place.
+const std::vector<std::string> &knownComponents();
+
+/// The replicas' rank lists when a placement gives none: dp contiguous
+/// blocks of instanceSize() ranks each, outermost in the layout.
+std::vector<std::vector<int64_t>> defaultInstances(const Degrees &degrees);
+
+/// Parallel flags as given on the command line, before resolution.
+struct ParallelFlags {
+  std::optional<int64_t> numGpus, tp, ulysses, ring, kvGather, sp, cfg, pp, dp;
+  std::optional<std::string> ppPartition, backend;
+  std::optional<int64_t> nnodes, gpusPerNode;
+};
+
+/// Resolves flags into a one-component (transformer) deployment: degrees
+/// default to 1, --sp-degree picks kv_gather 2 or ulysses S (with a note),
+/// and num_gpus defaults to the product. Throws BadInput on flags that
+/// contradict each other or do not parse.
+Deployment deploymentFromFlags(const ParallelFlags &flags);
+
+/// A deployment file: the deployment and its optional workload section.
+struct DeploymentFile {
+  Deployment deployment;
+  WorkloadOptions workload;
+};
+
+/// Reads a deployment JSON file. Throws BadInput naming the file and the
+/// key path for malformed JSON, unknown keys, and values of the wrong type.
+DeploymentFile parseDeploymentFile(const std::string &path);
+
+/// The default pipeline split: blocks / pp per stage with the remainder on
+/// the middle stages (30 blocks on 4 stages gives 7, 8, 8, 7).
+std::vector<int64_t> defaultPipelinePartition(int64_t blocks, int64_t stages);
+
+} // namespace ditc
+
+#endif // DITC_ANALYSIS_DEPLOYMENT_H

@@ -1,0 +1,231 @@
+//===- DeploymentIO.cpp - deployments from flags and from JSON files ------===//
+#include "ditc/Analysis/Deployment.h"
+#include "ditc/Support/BadInput.h"
+#include "ditc/Support/JsonFile.h"
+
+#include <set>
+#include <sstream>
+
+namespace ditc {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr int64_t kMaxDegree = 4096;
+constexpr int64_t kMaxRank = 1 << 20;
+
+std::string backendNames() {
+  std::string names;
+  for (const AttentionBackend &backend : knownAttentionBackends())
+    names += std::string(names.empty() ? "" : ", ") + backend.name;
+  return names;
+}
+
+std::string joined(const std::vector<std::string> &names) {
+  std::string out;
+  for (const std::string &name : names)
+    out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
+/// Parses "a,b,c" into integers; throws BadInput naming the flag.
+std::vector<int64_t> parsePartition(const std::string &flag,
+                                    const std::string &text) {
+  std::vector<int64_t> values;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ','))
+    values.push_back(parseIntegerFlag(flag, item, -kMaxRank, kMaxRank));
+  if (values.empty() || text.back() == ',')
+    throw BadInput("command line: " + flag + " value '" + text +
+                   "' is not a comma-separated list of block counts");
+  return values;
+}
+
+} // namespace
+
+Deployment deploymentFromFlags(const ParallelFlags &flags) {
+  Deployment deployment;
+  Placement transformer;
+  transformer.component = "transformer";
+  Degrees &d = transformer.degrees;
+  d[Axis::TP] = flags.tp.value_or(1);
+  d[Axis::CFG] = flags.cfg.value_or(1);
+  d[Axis::PP] = flags.pp.value_or(1);
+  d[Axis::DP] = flags.dp.value_or(1);
+  d[Axis::Ulysses] = flags.ulysses.value_or(1);
+  d[Axis::Ring] = flags.ring.value_or(1);
+  d[Axis::KVGather] = flags.kvGather.value_or(1);
+
+  if (flags.sp) {
+    int64_t sp = *flags.sp;
+    bool explicitSp = flags.ulysses || flags.ring || flags.kvGather;
+    if (explicitSp) {
+      if (d.sequenceShards() != sp)
+        throw BadInput(
+            "command line: --sp-degree " + std::to_string(sp) +
+            " disagrees with --ulysses-degree " +
+            std::to_string(d[Axis::Ulysses]) + " x --ring-degree " +
+            std::to_string(d[Axis::Ring]) + " x --kv-gather-degree " +
+            std::to_string(d[Axis::KVGather]) + " = " +
+            std::to_string(d.sequenceShards()));
+    } else if (sp == 2) {
+      // Two ranks is K/V-gather's measured-win zone.
+      d[Axis::KVGather] = 2;
+      deployment.notes.push_back(
+          {"sp-degree", "--sp-degree 2 resolves to kv_gather_degree 2"});
+    } else if (sp > 2) {
+      d[Axis::Ulysses] = sp;
+      deployment.notes.push_back(
+          {"sp-degree", "--sp-degree " + std::to_string(sp) +
+                            " resolves to ulysses_degree " +
+                            std::to_string(sp)});
+    }
+  }
+
+  if (flags.ppPartition)
+    transformer.ppPartition =
+        parsePartition("--pp-layer-partition", *flags.ppPartition);
+  if (flags.backend) {
+    if (!findAttentionBackend(*flags.backend))
+      throw BadInput("command line: --attention-backend value '" +
+                     *flags.backend + "' is not known; allowed: " +
+                     backendNames());
+    transformer.backend = *flags.backend;
+  }
+  transformer.instances = defaultInstances(d);
+  deployment.numGpus = flags.numGpus.value_or(d.worldSize());
+  deployment.nnodes = flags.nnodes;
+  deployment.gpusPerNode = flags.gpusPerNode;
+  deployment.placements.push_back(std::move(transformer));
+  return deployment;
+}
+
+namespace {
+
+/// Rejects keys outside `allowed`, naming the key's full path.
+void checkKeys(const JsonObject &object, const std::set<std::string> &allowed) {
+  for (auto it = object.raw().begin(); it != object.raw().end(); ++it) {
+    if (allowed.count(it.key()))
+      continue;
+    std::string names;
+    for (const std::string &key : allowed)
+      names += (names.empty() ? "" : ", ") + key;
+    throw BadInput(object.file() + ": unknown key '" +
+                   object.keyPath(it.key()) + "'; allowed: " + names);
+  }
+}
+
+Placement readPlacement(const JsonObject &object, const std::string &name) {
+  checkKeys(object, {"tp_size", "ulysses_degree", "ring_degree",
+                     "kv_gather_degree", "cfg_size", "pp_size",
+                     "attention_backend", "kv_cache", "instances",
+                     "pp_partition"});
+  Placement placement;
+  placement.component = name;
+  Degrees &d = placement.degrees;
+  auto degree = [&](const char *key) {
+    return object.getOptionalInt(key, 1, kMaxDegree).value_or(1);
+  };
+  d[Axis::TP] = degree("tp_size");
+  d[Axis::Ulysses] = degree("ulysses_degree");
+  d[Axis::Ring] = degree("ring_degree");
+  d[Axis::KVGather] = degree("kv_gather_degree");
+  d[Axis::CFG] = degree("cfg_size");
+  d[Axis::PP] = degree("pp_size");
+  if (auto backend = object.getOptionalString("attention_backend")) {
+    if (!findAttentionBackend(*backend))
+      object.fail("attention_backend", "is '" + *backend +
+                                           "', not a known backend; allowed: " +
+                                           backendNames());
+    placement.backend = *backend;
+  }
+  if (auto cache = object.getOptionalString("kv_cache")) {
+    if (*cache != "none" && *cache != "paged")
+      object.fail("kv_cache", "is '" + *cache + "'; allowed: none, paged");
+    placement.pagedKVCache = *cache == "paged";
+  }
+  if (object.has("pp_partition"))
+    placement.ppPartition =
+        object.getIntList("pp_partition", -kMaxRank, kMaxRank);
+  if (object.has("instances")) {
+    placement.instances = object.getIntLists("instances", 0, kMaxRank);
+    placement.explicitInstances = true;
+  } else {
+    placement.instances = defaultInstances(d);
+  }
+  d[Axis::DP] = int64_t(placement.instances.size());
+  return placement;
+}
+
+} // namespace
+
+DeploymentFile parseDeploymentFile(const std::string &path) {
+  json root = JsonObject::parseFile(path);
+  JsonObject top(path, &root);
+  checkKeys(top, {"num_gpus", "nnodes", "gpus_per_node", "workload",
+                  "components", "signals"});
+  DeploymentFile file;
+  Deployment &deployment = file.deployment;
+  deployment.numGpus = top.getInt("num_gpus", 1, kMaxRank);
+  deployment.nnodes = top.getOptionalInt("nnodes", 1, kMaxDegree);
+  deployment.gpusPerNode = top.getOptionalInt("gpus_per_node", 1, kMaxDegree);
+
+  if (top.has("workload")) {
+    JsonObject workload = top.getObject("workload");
+    checkKeys(workload, {"height", "width", "num_frames", "batch_size",
+                         "guidance_scale", "num_inference_steps"});
+    WorkloadOptions &w = file.workload;
+    w.height = workload.getOptionalInt("height", 1, 65536);
+    w.width = workload.getOptionalInt("width", 1, 65536);
+    w.frames = workload.getOptionalInt("num_frames", 1, 100000);
+    w.batch = workload.getOptionalInt("batch_size", 1, 4096);
+    w.steps = workload.getOptionalInt("num_inference_steps", 1, 10000);
+    if (workload.has("guidance_scale"))
+      w.guidanceScale =
+          workload.getOptionalDouble("guidance_scale", 1.0, -1e6, 1e6);
+  }
+
+  JsonObject components = top.getObject("components");
+  for (auto it = components.raw().begin(); it != components.raw().end();
+       ++it) {
+    const std::vector<std::string> &known = knownComponents();
+    if (std::find(known.begin(), known.end(), it.key()) == known.end())
+      throw BadInput(path + ": unknown component '" +
+                     components.keyPath(it.key()) + "'; allowed: " +
+                     joined(known));
+    deployment.placements.push_back(
+        readPlacement(components.getObject(it.key()), it.key()));
+  }
+  if (!deployment.find("transformer"))
+    throw BadInput(path + ": field 'components' has no 'transformer'; the "
+                          "denoiser must be placed");
+
+  if (top.has("signals")) {
+    const json &signals = root.at("signals");
+    if (!signals.is_array())
+      top.fail("signals", "is " + describeJson(signals) +
+                              ", expected a list of signals");
+    for (size_t i = 0; i < signals.size(); ++i) {
+      std::string key = "signals[" + std::to_string(i) + "]";
+      if (!signals[i].is_object())
+        top.fail(key, "is " + describeJson(signals[i]) +
+                          ", expected an object");
+      JsonObject entry(path, &signals[i], key + ".");
+      checkKeys(entry, {"from", "to", "shard_dim"});
+      Signal signal;
+      signal.from = entry.getString("from");
+      signal.to = entry.getString("to");
+      for (const std::string *end : {&signal.from, &signal.to})
+        if (!deployment.find(*end))
+          entry.fail(end == &signal.from ? "from" : "to",
+                     "is '" + *end + "', not a component of this deployment");
+      signal.shardDim = entry.getOptionalInt("shard_dim", 0, 7);
+      deployment.signals.push_back(signal);
+    }
+  }
+  return file;
+}
+
+} // namespace ditc
