@@ -1,4 +1,5 @@
 //===- InitAll.cpp - register every ditc pass ------------------------------===//
 #include "ditc/InitAll.h"
+#include "ditc/Transforms/Passes.h"
 
-void ditc::registerAllPasses() {}
+void ditc::registerAllPasses() { registerDitcPasses(); }

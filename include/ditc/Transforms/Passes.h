@@ -1,0 +1,22 @@
+//===- Passes.h - ditc passes -----------------------------------*- C++ -*-===//
+#ifndef DITC_TRANSFORMS_PASSES_H
+#define DITC_TRANSFORMS_PASSES_H
+
+#include "dit/IR/DitDialect.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+#include <memory>
+
+namespace ditc {
+
+#define GEN_PASS_DECL
+#include "ditc/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "ditc/Transforms/Passes.h.inc"
+
+} // namespace ditc
+
+#endif // DITC_TRANSFORMS_PASSES_H

@@ -1,0 +1,65 @@
+//===- GuidanceRules.cpp - CFG parallelism and the KV cache ---------------===//
+#include "Rules.h"
+
+#include <sstream>
+
+namespace ditc::rules {
+
+/// cfg-branches: CFG parallelism splits guidance branches, so it needs a
+/// model with true CFG and a branch count it divides. A guidance scale of at
+/// most 1 turns guidance off, which leaves the cfg ranks idle: a warning.
+void checkCFGBranches(const LegalityContext &ctx, DiagnosticSink &sink) {
+  int64_t cfg = ctx.transformer().degrees[Axis::CFG];
+  if (cfg < 2)
+    return;
+  const ModelFacts &m = ctx.model;
+  if (m.branches < 2) {
+    sink.report("cfg-branches", Severity::Error,
+                "cfg " + std::to_string(cfg) + " needs true CFG, but " +
+                    m.className + " (" + m.family +
+                    ") is guidance-distilled: 1 branch per step");
+    return;
+  }
+  if (m.branches % cfg != 0)
+    sink.report("cfg-branches", Severity::Error,
+                "cfg " + std::to_string(cfg) + " does not divide the " +
+                    std::to_string(m.branches) + " guidance branches");
+  if (m.guidanceScale <= 1.0) {
+    std::ostringstream scale;
+    scale << m.guidanceScale;
+    sink.report("cfg-branches", Severity::Warning,
+                "cfg " + std::to_string(cfg) + " with guidance scale " +
+                    scale.str() +
+                    " <= 1: the pipeline skips guidance, so the cfg ranks "
+                    "have no second branch to run");
+  }
+}
+
+/// paged-kv-cfg: a paged KV cache counts every instance rank as a head
+/// shard, so it cannot sit on a component with cfg > 1.
+void checkPagedKVCFG(const LegalityContext &ctx, DiagnosticSink &sink) {
+  for (const Placement &placement : ctx.deployment.placements) {
+    int64_t cfg = placement.degrees[Axis::CFG];
+    if (cfg < 2)
+      continue;
+    bool paged = placement.pagedKVCache;
+    mlir::Operation *anchor = nullptr;
+    if (placement.component == "transformer")
+      for (const AttentionFacts &attention : ctx.attentions)
+        if (attention.pagedKVCache) {
+          paged = true;
+          anchor = attention.op;
+          break;
+        }
+    if (paged)
+      sink.report("paged-kv-cfg", Severity::Error,
+                  placement.component + " has a paged KV cache and cfg " +
+                      std::to_string(cfg) +
+                      "; the cache's rank math counts every instance rank "
+                      "as a head shard, so branches with different K/V "
+                      "must be separate components on cfg 1",
+                  placement.component, anchor);
+  }
+}
+
+} // namespace ditc::rules

@@ -1,0 +1,344 @@
+//===- Legality.cpp - rule table, context, driver and suggestions ---------===//
+#include "Rules.h"
+
+#include "dit/IR/DitOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+using namespace mlir;
+
+namespace ditc {
+
+const char *severityName(Severity severity) {
+  switch (severity) {
+  case Severity::Error: return "error";
+  case Severity::Warning: return "warning";
+  case Severity::Note: return "note";
+  }
+  return "?";
+}
+
+bool DiagnosticSink::hasErrors() const {
+  return std::any_of(diagnostics.begin(), diagnostics.end(),
+                     [](const RuleDiagnostic &d) {
+                       return d.severity == Severity::Error;
+                     });
+}
+
+bool LegalityReport::legal() const {
+  return std::none_of(diagnostics.begin(), diagnostics.end(),
+                      [](const RuleDiagnostic &d) {
+                        return d.severity == Severity::Error;
+                      });
+}
+
+const std::vector<LegalityRule> &legalityRules() {
+  using namespace rules;
+  static const std::vector<LegalityRule> table = {
+      {"world-size", "num_gpus = dp x cfg x pp x tp x ulysses x ring x kv_gather",
+       checkWorldSize, true},
+      {"instance-size", "a replica's ranks = its component's non-dp degrees",
+       checkInstanceSize, false},
+      {"tp-heads", "tp divides the heads and every width TP splits",
+       checkTPHeads, true},
+      {"ulysses-heads", "ulysses divides the TP-local heads",
+       checkUlyssesHeads, true},
+      {"seq-divisibility", "ulysses x ring x kv_gather divides the sequence",
+       checkSeqDivisibility, true},
+      {"ring-backend", "ring needs a backend with ring rotation",
+       checkRingBackend, true},
+      {"ring-varlen", "ring cannot rotate varlen-packed attention",
+       checkRingVarlen, true},
+      {"ring-stacked-qkv", "ring cannot rotate stacked-QKV attention",
+       checkRingStackedQKV, true},
+      {"ring-kvgather-exclusive", "ring and kv_gather fill one slot",
+       checkRingKVGatherExclusive, true},
+      {"cfg-branches", "cfg needs true CFG and divides the branches",
+       checkCFGBranches, true},
+      {"pp-partition", "a pipeline split that covers every block",
+       checkPPPartition, true},
+      {"paged-kv-cfg", "no paged KV cache with cfg > 1", checkPagedKVCFG, true},
+      {"shard-dim", "shard_dim signals only into TP-only instances",
+       checkShardDim, true},
+      {"rank-order", "a replica's ranks are ascending", checkRankOrder, false},
+      {"group-conflict", "a rank has one group per axis per component",
+       checkGroupConflict, false},
+      {"cross-node", "TP and Ulysses stay on one node (warning)",
+       checkCrossNode, false},
+  };
+  return table;
+}
+
+std::string resolvedBackend(const Placement &placement) {
+  return placement.backend.value_or(kDefaultAttentionBackend);
+}
+
+//===----------------------------------------------------------------------===//
+// Deployment <-> #dit.deployment
+//===----------------------------------------------------------------------===//
+
+static dit::MeshAttr meshAttr(MLIRContext &context, const Degrees &d) {
+  return dit::MeshAttr::get(&context, d[Axis::DP], d[Axis::CFG], d[Axis::PP],
+                            d[Axis::Ring], d[Axis::KVGather], d[Axis::Ulysses],
+                            d[Axis::TP]);
+}
+
+static Degrees degreesOf(dit::MeshAttr mesh) {
+  Degrees d;
+  d[Axis::DP] = mesh.getDp();
+  d[Axis::CFG] = mesh.getCfg();
+  d[Axis::PP] = mesh.getPp();
+  d[Axis::Ring] = mesh.getRing();
+  d[Axis::KVGather] = mesh.getKvGather();
+  d[Axis::Ulysses] = mesh.getUlysses();
+  d[Axis::TP] = mesh.getTp();
+  return d;
+}
+
+Attribute deploymentToAttribute(MLIRContext &context,
+                                const Deployment &deployment) {
+  Builder b(&context);
+  SmallVector<Attribute> placements, signals;
+  for (const Placement &p : deployment.placements) {
+    SmallVector<Attribute> instances;
+    for (const std::vector<int64_t> &ranks : p.instances)
+      instances.push_back(b.getDenseI64ArrayAttr(ranks));
+    placements.push_back(dit::PlacementAttr::get(
+        &context, p.component, meshAttr(context, p.degrees),
+        p.backend ? b.getStringAttr(*p.backend) : StringAttr(),
+        p.pagedKVCache
+            ? dit::KVCacheAttr::get(&context, dit::KVCache::Paged)
+            : dit::KVCacheAttr(),
+        p.ppPartition.empty() ? DenseI64ArrayAttr()
+                              : b.getDenseI64ArrayAttr(p.ppPartition),
+        b.getArrayAttr(instances)));
+  }
+  for (const Signal &s : deployment.signals)
+    signals.push_back(dit::SignalAttr::get(
+        &context, s.from, s.to,
+        s.shardDim ? b.getI64IntegerAttr(*s.shardDim) : IntegerAttr()));
+  auto optionalInt = [&](const std::optional<int64_t> &value) {
+    return value ? b.getI64IntegerAttr(*value) : IntegerAttr();
+  };
+  return dit::DeploymentAttr::get(
+      &context, deployment.numGpus, optionalInt(deployment.nnodes),
+      optionalInt(deployment.gpusPerNode), b.getArrayAttr(placements),
+      b.getArrayAttr(signals));
+}
+
+Deployment deploymentFromModule(ModuleOp module) {
+  Deployment deployment;
+  if (auto attr = module->getAttrOfType<dit::DeploymentAttr>(
+          dit::DitDialect::kDeploymentAttrName)) {
+    deployment.numGpus = attr.getNumGpus();
+    if (auto n = attr.getNnodes())
+      deployment.nnodes = n.getInt();
+    if (auto g = attr.getGpusPerNode())
+      deployment.gpusPerNode = g.getInt();
+    for (Attribute a : attr.getPlacements()) {
+      auto p = cast<dit::PlacementAttr>(a);
+      Placement placement;
+      placement.component = p.getComponent().str();
+      placement.degrees = degreesOf(p.getMesh());
+      if (auto backend = p.getBackend())
+        placement.backend = backend.str();
+      placement.pagedKVCache =
+          p.getKvCache() && p.getKvCache().getValue() == dit::KVCache::Paged;
+      if (auto partition = p.getPpPartition())
+        placement.ppPartition.assign(partition.asArrayRef().begin(),
+                                     partition.asArrayRef().end());
+      if (auto instances = p.getInstances(); instances && !instances.empty()) {
+        for (Attribute ranks : instances) {
+          auto list = cast<DenseI64ArrayAttr>(ranks).asArrayRef();
+          placement.instances.emplace_back(list.begin(), list.end());
+        }
+        placement.explicitInstances = true;
+      } else {
+        placement.instances = defaultInstances(placement.degrees);
+      }
+      deployment.placements.push_back(std::move(placement));
+    }
+    if (auto signals = attr.getSignals())
+      for (Attribute a : signals) {
+        auto s = cast<dit::SignalAttr>(a);
+        Signal signal{s.getFrom().str(), s.getTo().str(), std::nullopt};
+        if (auto dim = s.getShardDim())
+          signal.shardDim = dim.getInt();
+        deployment.signals.push_back(signal);
+      }
+  }
+  if (!deployment.find("transformer")) {
+    Placement transformer;
+    transformer.component = "transformer";
+    if (auto mesh = module->getAttrOfType<dit::MeshAttr>(
+            dit::DitDialect::kMeshAttrName))
+      transformer.degrees = degreesOf(mesh);
+    transformer.instances = defaultInstances(transformer.degrees);
+    deployment.numGpus = transformer.degrees.worldSize();
+    deployment.placements.push_back(std::move(transformer));
+  }
+  return deployment;
+}
+
+//===----------------------------------------------------------------------===//
+// Context
+//===----------------------------------------------------------------------===//
+
+FailureOr<LegalityContext> buildLegalityContext(ModuleOp module,
+                                                Deployment deployment) {
+  auto model = module->getAttrOfType<dit::ModelAttr>(
+      dit::DitDialect::kModelAttrName);
+  auto workload = module->getAttrOfType<dit::WorkloadAttr>(
+      dit::DitDialect::kWorkloadAttrName);
+  if (!model || !workload)
+    return module.emitError()
+           << "legality needs the module's 'dit.model' and 'dit.workload' "
+              "attributes (ditc import sets both)";
+  LegalityContext ctx;
+  ctx.module = module;
+  ctx.deployment = std::move(deployment);
+  ModelFacts &m = ctx.model;
+  m.family = model.getFamily().str();
+  m.className = model.getClassName().str();
+  m.blocks = model.getNumBlocks();
+  m.numHeads = model.getNumHeads();
+  m.headDim = model.getHeadDim();
+  m.hiddenSize = model.getHiddenSize();
+  m.ffnSize = model.getFfnSize();
+  m.textHiddenSize = model.getTextHiddenSize();
+  m.dualStream = model.getDoubleBlocks() > 0;
+  m.seqAlign = model.getSeqAlign();
+  m.vaeSpatial = model.getVaeSpatial();
+  auto patch = model.getPatch().asArrayRef();
+  m.patch = {patch[0], patch[1], patch[2]};
+  m.imageTokens = workload.getImageTokens();
+  m.textTokens = workload.getTextTokens();
+  m.branches = workload.getBranches();
+  m.guidanceScale = workload.getGuidanceScale().getValueAsDouble();
+  m.height = workload.getHeight();
+  m.width = workload.getWidth();
+  m.frames = workload.getFrames();
+  m.latentFrames = workload.getLatentFrames();
+
+  // Attention ops of the denoiser; a hand-written module without component
+  // functions contributes all of its attention ops.
+  auto isDenoiser = [](func::FuncOp fn) {
+    auto component =
+        fn->getAttrOfType<StringAttr>(dit::DitDialect::kComponentAttrName);
+    return !component || component.getValue().starts_with("transformer");
+  };
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    if (!isDenoiser(fn))
+      continue;
+    fn.walk([&](dit::AttentionOp op) {
+      AttentionFacts facts;
+      facts.op = op;
+      facts.numHeads = op.getNumHeads();
+      facts.shardOverSp = op.getShardOverSp();
+      facts.varlen = op.getVarlen();
+      facts.stackedQKV = op.getQkvLayout() == dit::QKVLayout::Stacked;
+      facts.pagedKVCache = op.getKvCache() == dit::KVCache::Paged;
+      if (auto backend = op.getBackend())
+        facts.backend = backend->str();
+      ctx.attentions.push_back(facts);
+    });
+  }
+  return ctx;
+}
+
+//===----------------------------------------------------------------------===//
+// Driver and suggestions
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Every way to write `n` as a product of the seven degrees, ring and
+/// kv_gather never both above 1.
+void enumerateDegrees(int64_t n, size_t axis, Degrees current,
+                      const std::function<void(const Degrees &)> &visit) {
+  if (axis == kAllAxes.size()) {
+    if (n == 1 && !(current[Axis::Ring] > 1 && current[Axis::KVGather] > 1))
+      visit(current);
+    return;
+  }
+  for (int64_t f = 1; f <= n; ++f) {
+    if (n % f)
+      continue;
+    current[kAllAxes[axis]] = f;
+    enumerateDegrees(n / f, axis + 1, current, visit);
+  }
+}
+
+/// How far a candidate is from the requested degrees: the sum over axes of
+/// |log2(candidate / requested)|.
+double distance(const Degrees &a, const Degrees &b) {
+  double sum = 0;
+  for (Axis axis : kAllAxes)
+    sum += std::fabs(std::log2(double(a[axis]) / double(b[axis])));
+  return sum;
+}
+
+bool legalDegrees(const LegalityContext &base, const Degrees &candidate) {
+  LegalityContext ctx = base;
+  Placement &transformer = *ctx.deployment.find("transformer");
+  transformer.degrees = candidate;
+  transformer.ppPartition.clear();
+  transformer.instances = defaultInstances(candidate);
+  DiagnosticSink quiet(/*detailed=*/false);
+  for (const LegalityRule &rule : legalityRules())
+    if (rule.degreeRule)
+      rule.check(ctx, quiet);
+  return !quiet.hasErrors();
+}
+
+std::vector<Degrees> suggest(const LegalityContext &ctx) {
+  const Degrees requested = ctx.transformer().degrees;
+  std::vector<std::pair<double, Degrees>> legal;
+  enumerateDegrees(ctx.deployment.numGpus, 0, Degrees(),
+                   [&](const Degrees &candidate) {
+                     if (!(candidate == requested) &&
+                         legalDegrees(ctx, candidate))
+                       legal.emplace_back(distance(candidate, requested),
+                                          candidate);
+                   });
+  std::stable_sort(legal.begin(), legal.end(),
+                   [](const auto &a, const auto &b) {
+                     return a.first < b.first;
+                   });
+  std::vector<Degrees> out;
+  for (size_t i = 0; i < legal.size() && i < 3; ++i)
+    out.push_back(legal[i].second);
+  return out;
+}
+
+} // namespace
+
+LegalityReport checkLegality(const LegalityContext &ctx, bool withSuggestions) {
+  DiagnosticSink sink;
+  for (const LegalityRule &rule : legalityRules())
+    rule.check(ctx, sink);
+  LegalityReport report;
+  report.diagnostics = std::move(sink.diagnostics);
+  const Placement &transformer = ctx.transformer();
+  ResolvedConfig &config = report.config;
+  config.numGpus = ctx.deployment.numGpus;
+  config.degrees = transformer.degrees;
+  config.ppPartition =
+      transformer.ppPartition.empty()
+          ? defaultPipelinePartition(ctx.model.blocks,
+                                     transformer.degrees[Axis::PP])
+          : transformer.ppPartition;
+  config.attentionBackend = resolvedBackend(transformer);
+  config.sequenceLength = ctx.model.imageTokens;
+  config.textLength = ctx.model.textTokens;
+  if (withSuggestions && !report.legal())
+    report.suggestions = suggest(ctx);
+  return report;
+}
+
+} // namespace ditc

@@ -1,0 +1,248 @@
+//===- TopologyRules.cpp - world size, instances, rank lists, nodes -------===//
+//
+// Rules about where ranks go rather than what they compute: the world size,
+// each replica's rank list, the process groups those lists imply, and which
+// groups cross node boundaries.
+//
+//===----------------------------------------------------------------------===//
+#include "Rules.h"
+
+#include "ditc/Analysis/MeshLayout.h"
+
+#include <map>
+#include <set>
+
+namespace ditc::rules {
+
+std::string rankList(const std::vector<int64_t> &ranks) {
+  std::string out = "[";
+  for (size_t i = 0; i < ranks.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(ranks[i]);
+  return out + "]";
+}
+
+std::optional<int64_t> gpusPerNode(const Deployment &d) {
+  if (d.gpusPerNode)
+    return d.gpusPerNode;
+  if (d.nnodes && *d.nnodes > 0 && d.numGpus % *d.nnodes == 0)
+    return d.numGpus / *d.nnodes;
+  return std::nullopt;
+}
+
+/// world-size: num_gpus = dp x cfg x pp x tp x ulysses x ring x kv_gather
+/// for the denoiser; every listed rank exists; the node shape covers the
+/// world.
+void checkWorldSize(const LegalityContext &ctx, DiagnosticSink &sink) {
+  const Deployment &d = ctx.deployment;
+  const Degrees &degrees = ctx.transformer().degrees;
+  if (degrees.worldSize() != d.numGpus)
+    sink.report("world-size", Severity::Error,
+                "num_gpus " + std::to_string(d.numGpus) + " does not equal " +
+                    degrees.describe() + " = " +
+                    std::to_string(degrees.worldSize()));
+  for (const Placement &placement : d.placements)
+    for (size_t i = 0; i < placement.instances.size(); ++i)
+      for (int64_t rank : placement.instances[i])
+        if (rank >= d.numGpus) {
+          sink.report("world-size", Severity::Error,
+                      placement.component + " instance " + std::to_string(i) +
+                          " " + rankList(placement.instances[i]) +
+                          " names rank " + std::to_string(rank) +
+                          ", outside the " + std::to_string(d.numGpus) +
+                          " GPUs (ranks 0.." + std::to_string(d.numGpus - 1) +
+                          ")",
+                      placement.component);
+          break;
+        }
+  if (d.nnodes && d.gpusPerNode) {
+    if (*d.nnodes * *d.gpusPerNode != d.numGpus)
+      sink.report("world-size", Severity::Error,
+                  "nnodes " + std::to_string(*d.nnodes) + " x gpus_per_node " +
+                      std::to_string(*d.gpusPerNode) + " = " +
+                      std::to_string(*d.nnodes * *d.gpusPerNode) +
+                      " does not equal num_gpus " + std::to_string(d.numGpus));
+  } else if (d.nnodes && d.numGpus % *d.nnodes != 0) {
+    sink.report("world-size", Severity::Error,
+                "nnodes " + std::to_string(*d.nnodes) +
+                    " does not divide num_gpus " + std::to_string(d.numGpus));
+  } else if (d.gpusPerNode && d.numGpus % *d.gpusPerNode != 0) {
+    sink.report("world-size", Severity::Error,
+                "gpus_per_node " + std::to_string(*d.gpusPerNode) +
+                    " does not divide num_gpus " + std::to_string(d.numGpus));
+  }
+}
+
+/// instance-size: a replica's rank count equals the product of its
+/// component's non-dp degrees.
+void checkInstanceSize(const LegalityContext &ctx, DiagnosticSink &sink) {
+  for (const Placement &placement : ctx.deployment.placements) {
+    int64_t expected = placement.degrees.instanceSize();
+    for (size_t i = 0; i < placement.instances.size(); ++i) {
+      int64_t size = int64_t(placement.instances[i].size());
+      if (size != expected)
+        sink.report("instance-size", Severity::Error,
+                    placement.component + " instance " + std::to_string(i) +
+                        " " + rankList(placement.instances[i]) + " has " +
+                        std::to_string(size) + " rank" +
+                        (size == 1 ? "" : "s") + ", but " +
+                        placement.degrees.describe(/*withDp=*/false) + " = " +
+                        std::to_string(expected),
+                    placement.component);
+    }
+  }
+}
+
+/// rank-order: a multi-rank replica lists its ranks in ascending order.
+/// torch orders a process group by global rank, so a group listed out of
+/// order would gather in a different order than its ranks split work by,
+/// and scramble TP shards or swap CFG branches without any error.
+void checkRankOrder(const LegalityContext &ctx, DiagnosticSink &sink) {
+  for (const Placement &placement : ctx.deployment.placements)
+    for (size_t i = 0; i < placement.instances.size(); ++i) {
+      const std::vector<int64_t> &ranks = placement.instances[i];
+      for (size_t k = 1; k < ranks.size(); ++k)
+        if (ranks[k] <= ranks[k - 1]) {
+          sink.report("rank-order", Severity::Error,
+                      placement.component + " instance " + std::to_string(i) +
+                          " " + rankList(ranks) +
+                          " is not in ascending rank order (rank " +
+                          std::to_string(ranks[k]) + " follows " +
+                          std::to_string(ranks[k - 1]) +
+                          "); process groups order ranks by global rank, so "
+                          "shards or guidance branches would be swapped",
+                      placement.component);
+          break;
+        }
+    }
+}
+
+namespace {
+
+/// The process groups one replica's ranks form on `axis`.
+std::vector<std::vector<int64_t>> instanceGroups(const Placement &placement,
+                                                 const std::vector<int64_t> &ranks,
+                                                 Axis axis) {
+  Degrees local = placement.degrees;
+  local[Axis::DP] = 1;
+  std::vector<std::vector<int64_t>> groups;
+  if (int64_t(ranks.size()) != local.worldSize())
+    return groups; // instance-size reports it
+  for (const std::vector<int64_t> &positions : MeshLayout(local).groups(axis)) {
+    std::vector<int64_t> group;
+    for (int64_t position : positions)
+      group.push_back(ranks[position]);
+    groups.push_back(std::move(group));
+  }
+  return groups;
+}
+
+} // namespace
+
+/// group-conflict: one rank may not be handed two different groups on one
+/// axis of one component, as happens when two replicas share a rank.
+void checkGroupConflict(const LegalityContext &ctx, DiagnosticSink &sink) {
+  for (const Placement &placement : ctx.deployment.placements) {
+    std::map<int64_t, size_t> firstInstance;
+    std::set<int64_t> reported;
+    for (size_t i = 0; i < placement.instances.size(); ++i) {
+      for (int64_t rank : placement.instances[i]) {
+        auto [it, fresh] = firstInstance.emplace(rank, i);
+        if (fresh || it->second == i || reported.count(rank))
+          continue;
+        reported.insert(rank);
+        size_t j = it->second;
+        // Name the first axis on which the two replicas hand this rank
+        // different groups; identical lists differ in the replica itself.
+        std::string clash = "its dp replica would be both " +
+                            std::to_string(j) + " and " + std::to_string(i);
+        for (Axis axis : kAllAxes) {
+          if (axis == Axis::DP)
+            continue;
+          auto groupOf = [&](size_t instance) {
+            for (auto &group :
+                 instanceGroups(placement, placement.instances[instance], axis))
+              if (std::count(group.begin(), group.end(), rank))
+                return group;
+            return std::vector<int64_t>{};
+          };
+          std::vector<int64_t> a = groupOf(j), b = groupOf(i);
+          if (a != b) {
+            clash = std::string("its ") + axisName(axis) + " group would be both " +
+                    rankList(a) + " and " + rankList(b);
+            break;
+          }
+        }
+        sink.report("group-conflict", Severity::Error,
+                    "rank " + std::to_string(rank) + " of " +
+                        placement.component + " is in instance " +
+                        std::to_string(j) + " " +
+                        rankList(placement.instances[j]) + " and instance " +
+                        std::to_string(i) + " " +
+                        rankList(placement.instances[i]) + "; " + clash,
+                    placement.component);
+      }
+    }
+  }
+}
+
+/// cross-node: TP and Ulysses groups should stay on one node (all-reduce
+/// per block, all-to-all per attention); DP replicas on different hosts
+/// need per-replica host addressing. Both are warnings.
+void checkCrossNode(const LegalityContext &ctx, DiagnosticSink &sink) {
+  std::optional<int64_t> perNode = gpusPerNode(ctx.deployment);
+  if (!perNode || *perNode < 1)
+    return;
+  auto node = [&](int64_t rank) { return rank / *perNode; };
+  for (const Placement &placement : ctx.deployment.placements) {
+    for (Axis axis : {Axis::TP, Axis::Ulysses}) {
+      if (placement.degrees[axis] < 2)
+        continue;
+      for (const std::vector<int64_t> &ranks : placement.instances) {
+        bool warned = false;
+        for (const std::vector<int64_t> &group :
+             instanceGroups(placement, ranks, axis)) {
+          if (node(group.front()) == node(group.back()) &&
+              std::all_of(group.begin(), group.end(), [&](int64_t r) {
+                return node(r) == node(group.front());
+              }))
+            continue;
+          std::set<int64_t> nodes;
+          for (int64_t r : group)
+            nodes.insert(node(r));
+          std::string nodeList;
+          for (int64_t n : nodes)
+            nodeList += (nodeList.empty() ? "" : ", ") + std::to_string(n);
+          sink.report("cross-node", Severity::Warning,
+                      std::string(axisName(axis)) + " group " +
+                          rankList(group) + " of " + placement.component +
+                          " spans nodes " + nodeList + " (" +
+                          std::to_string(*perNode) + " GPUs per node); " +
+                          (axis == Axis::TP
+                               ? "TP all-reduces every block and is the worst "
+                                 "axis to cross nodes"
+                               : "Ulysses all-to-alls need full-bisection "
+                                 "bandwidth; keep them on one node"),
+                      placement.component);
+          warned = true;
+          break;
+        }
+        if (warned)
+          break;
+      }
+    }
+    if (placement.instances.size() > 1) {
+      std::set<int64_t> nodes;
+      for (const std::vector<int64_t> &ranks : placement.instances)
+        nodes.insert(node(ranks.front()));
+      if (nodes.size() > 1)
+        sink.report("cross-node", Severity::Warning,
+                    "dp replicas of " + placement.component + " span " +
+                        std::to_string(nodes.size()) +
+                        " nodes; replicas on different hosts need "
+                        "per-replica host addressing for their ingress",
+                    placement.component);
+    }
+  }
+}
+
+} // namespace ditc::rules
