@@ -1,0 +1,44 @@
+// paged-kv-cfg: no paged KV cache on a component with cfg > 1
+// RUN: dit-opt %s -split-input-file -verify-diagnostics --dit-check-legality
+
+// pass: a paged cache on cfg 1
+module attributes {
+  dit.model = #dit.model<family = "flux", class_name = "FluxTransformer2DModel", double_blocks = 1, single_blocks = 1, num_heads = 24, head_dim = 128, hidden_size = 3072, ffn_size = 12288, text_hidden_size = 3072, text_embed_dim = 4096, in_channels = 16, out_channels = 16, patch = [1, 2, 2], vae_spatial = 8, vae_temporal = 4, seq_align = 1, experts = 1>,
+  dit.workload = #dit.workload<batch = 1, height = 1024, width = 1024, frames = 1, latent_frames = 1, latent_height = 128, latent_width = 128, image_tokens = 4096, text_tokens = 512, branches = 2, guidance_scale = 5.0 : f64, steps = 28>,
+  dit.deployment = #dit.deployment<num_gpus = 2, placements = [#dit.placement<component = "transformer", mesh = #dit.mesh<tp = 2>, backend = "fa", kv_cache = paged>]>
+} {
+  func.func @transformer(%x: tensor<1x8x3072xbf16>) {
+    %o = dit.attention self %x, %x, %x {num_heads = 24 : i64, head_dim = 128 : i64} : tensor<1x8x3072xbf16>, tensor<1x8x3072xbf16>, tensor<1x8x3072xbf16> -> tensor<1x8x3072xbf16>
+    return
+  }
+}
+
+// -----
+
+// fail: a paged cache on cfg 2
+// expected-error @+1 {{[paged-kv-cfg] transformer has a paged KV cache and cfg 2; the cache's rank math counts every instance rank as a head shard, so branches with different K/V must be separate components on cfg 1}}
+module attributes {
+  dit.model = #dit.model<family = "flux", class_name = "FluxTransformer2DModel", double_blocks = 1, single_blocks = 1, num_heads = 24, head_dim = 128, hidden_size = 3072, ffn_size = 12288, text_hidden_size = 3072, text_embed_dim = 4096, in_channels = 16, out_channels = 16, patch = [1, 2, 2], vae_spatial = 8, vae_temporal = 4, seq_align = 1, experts = 1>,
+  dit.workload = #dit.workload<batch = 1, height = 1024, width = 1024, frames = 1, latent_frames = 1, latent_height = 128, latent_width = 128, image_tokens = 4096, text_tokens = 512, branches = 2, guidance_scale = 5.0 : f64, steps = 28>,
+  dit.deployment = #dit.deployment<num_gpus = 2, placements = [#dit.placement<component = "transformer", mesh = #dit.mesh<cfg = 2>, backend = "fa", kv_cache = paged>]>
+} {
+  func.func @transformer(%x: tensor<1x8x3072xbf16>) {
+    %o = dit.attention self %x, %x, %x {num_heads = 24 : i64, head_dim = 128 : i64} : tensor<1x8x3072xbf16>, tensor<1x8x3072xbf16>, tensor<1x8x3072xbf16> -> tensor<1x8x3072xbf16>
+    return
+  }
+}
+
+// -----
+
+// fail: an attention with a paged cache under cfg 2
+module attributes {
+  dit.model = #dit.model<family = "flux", class_name = "FluxTransformer2DModel", double_blocks = 1, single_blocks = 1, num_heads = 24, head_dim = 128, hidden_size = 3072, ffn_size = 12288, text_hidden_size = 3072, text_embed_dim = 4096, in_channels = 16, out_channels = 16, patch = [1, 2, 2], vae_spatial = 8, vae_temporal = 4, seq_align = 1, experts = 1>,
+  dit.workload = #dit.workload<batch = 1, height = 1024, width = 1024, frames = 1, latent_frames = 1, latent_height = 128, latent_width = 128, image_tokens = 4096, text_tokens = 512, branches = 2, guidance_scale = 5.0 : f64, steps = 28>,
+  dit.deployment = #dit.deployment<num_gpus = 2, placements = [#dit.placement<component = "transformer", mesh = #dit.mesh<cfg = 2>, backend = "fa">]>
+} {
+  func.func @transformer(%x: tensor<1x8x3072xbf16>) {
+    // expected-error @+1 {{[paged-kv-cfg] transformer has a paged KV cache and cfg 2; the cache's rank math counts every instance rank as a head shard, so branches with different K/V must be separate components on cfg 1}}
+    %o = dit.attention self %x, %x, %x {num_heads = 24 : i64, head_dim = 128 : i64, kv_cache = #dit<kv_cache paged>} : tensor<1x8x3072xbf16>, tensor<1x8x3072xbf16>, tensor<1x8x3072xbf16> -> tensor<1x8x3072xbf16>
+    return
+  }
+}
