@@ -2,12 +2,16 @@
 //
 //   ditc models
 //   ditc import MODEL [workload flags] [--dtype bf16|f32] [-o FILE] [--summary]
+//   ditc check MODEL [parallel flags | --deployment FILE] [workload flags]
+//              [--format text|json]
 //
 // Exit codes: 0 success, 1 an illegal configuration or a failed run, 2 bad
 // input (a flag, a file, a field). Every subcommand is a thin layer over the
 // libraries the passes use; nothing here re-implements a rule.
 //
 //===----------------------------------------------------------------------===//
+#include "ditc/Analysis/Deployment.h"
+#include "ditc/Analysis/Legality.h"
 #include "ditc/Importer/Importer.h"
 #include "ditc/Importer/Summary.h"
 #include "ditc/InitAll.h"
@@ -16,6 +20,7 @@
 #include "ditc/Support/BadInput.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include <nlohmann/json.hpp>
 #include "llvm/Support/raw_ostream.h"
 
 #include <iostream>
@@ -29,6 +34,7 @@ const char *kUsage = R"(usage: ditc <command> [args]
 commands:
   models                         list the bundled models with their key numbers
   import MODEL [flags]           import a model into the dit dialect
+  check MODEL [flags]            is a parallel configuration legal? (exit 0/1)
 
 MODEL is a bundled model name (see `ditc models`), a diffusers transformer
 config.json, or an HF-style snapshot folder (model_index.json,
@@ -44,7 +50,17 @@ import flags:
   --summary          print a readable summary instead of the module
                      (with -o, the module still goes to FILE)
 
-exit codes: 0 ok, 1 illegal configuration or failed run, 2 bad input
+check flags (degrees default to 1; num_gpus to their product):
+  --num-gpus N --tp-size T --ulysses-degree U --ring-degree R
+  --kv-gather-degree G --sp-degree S --cfg-parallel-size C --pp-size P
+  --dp-size D --pp-layer-partition a,b,... --attention-backend NAME
+  --nnodes K --gpus-per-node M
+  --deployment FILE  per-component degrees and rank lists (instead of the
+                     parallel flags); see docs/cli.md
+  --format text|json
+
+exit codes: 0 ok (or legal), 1 illegal configuration or failed run,
+            2 bad input
 )";
 
 void addWorkloadFlags(ArgParser &args) {
@@ -62,6 +78,163 @@ WorkloadOptions readWorkloadFlags(const ArgParser &args) {
   options.steps = args.getInt("--num-inference-steps", 1, 10000);
   options.guidanceScale = args.getDouble("--guidance-scale");
   return options;
+}
+
+const char *kParallelFlags[] = {
+    "--num-gpus",       "--tp-size",           "--ulysses-degree",
+    "--ring-degree",    "--kv-gather-degree",  "--sp-degree",
+    "--cfg-parallel-size", "--pp-size",        "--dp-size",
+    "--pp-layer-partition", "--attention-backend", "--nnodes",
+    "--gpus-per-node"};
+
+ParallelFlags readParallelFlags(const ArgParser &args) {
+  constexpr int64_t kMaxDegree = 4096;
+  ParallelFlags flags;
+  flags.numGpus = args.getInt("--num-gpus", 1, 1 << 20);
+  flags.tp = args.getInt("--tp-size", 1, kMaxDegree);
+  flags.ulysses = args.getInt("--ulysses-degree", 1, kMaxDegree);
+  flags.ring = args.getInt("--ring-degree", 1, kMaxDegree);
+  flags.kvGather = args.getInt("--kv-gather-degree", 1, kMaxDegree);
+  flags.sp = args.getInt("--sp-degree", 1, kMaxDegree);
+  flags.cfg = args.getInt("--cfg-parallel-size", 1, kMaxDegree);
+  flags.pp = args.getInt("--pp-size", 1, kMaxDegree);
+  flags.dp = args.getInt("--dp-size", 1, kMaxDegree);
+  flags.ppPartition = args.get("--pp-layer-partition");
+  flags.backend = args.get("--attention-backend");
+  flags.nnodes = args.getInt("--nnodes", 1, kMaxDegree);
+  flags.gpusPerNode = args.getInt("--gpus-per-node", 1, kMaxDegree);
+  return flags;
+}
+
+/// Workload flags override the deployment file's workload section.
+WorkloadOptions mergeWorkload(WorkloadOptions base,
+                              const WorkloadOptions &flags) {
+  if (flags.height) base.height = flags.height;
+  if (flags.width) base.width = flags.width;
+  if (flags.frames) base.frames = flags.frames;
+  if (flags.batch) base.batch = flags.batch;
+  if (flags.steps) base.steps = flags.steps;
+  if (flags.guidanceScale) base.guidanceScale = flags.guidanceScale;
+  return base;
+}
+
+/// The flags that would select `degrees`, for suggestions.
+std::string degreesAsFlags(const Degrees &d) {
+  struct FlagOf {
+    Axis axis;
+    const char *flag;
+  };
+  static const FlagOf flags[] = {{Axis::TP, "--tp-size"},
+                                 {Axis::Ulysses, "--ulysses-degree"},
+                                 {Axis::Ring, "--ring-degree"},
+                                 {Axis::KVGather, "--kv-gather-degree"},
+                                 {Axis::CFG, "--cfg-parallel-size"},
+                                 {Axis::PP, "--pp-size"},
+                                 {Axis::DP, "--dp-size"}};
+  std::string out = "--num-gpus " + std::to_string(d.worldSize());
+  for (const FlagOf &f : flags)
+    if (d[f.axis] > 1)
+      out += std::string(" ") + f.flag + " " + std::to_string(d[f.axis]);
+  return out;
+}
+
+nlohmann::json degreesAsJson(const Degrees &d) {
+  return {{"tp_size", d[Axis::TP]},
+          {"ulysses_degree", d[Axis::Ulysses]},
+          {"ring_degree", d[Axis::Ring]},
+          {"kv_gather_degree", d[Axis::KVGather]},
+          {"cfg_parallel_size", d[Axis::CFG]},
+          {"pp_size", d[Axis::PP]},
+          {"dp_size", d[Axis::DP]}};
+}
+
+int runCheck(const std::vector<std::string> &argv) {
+  ArgParser args("ditc check");
+  addWorkloadFlags(args);
+  for (const char *flag : kParallelFlags)
+    args.addOption(flag);
+  args.addOption("--deployment");
+  args.addOption("--format");
+  args.parse(argv);
+  args.expectPositionals(1, "a MODEL (a bundled name, config.json or folder)");
+  std::string format = args.get("--format").value_or("text");
+  if (format != "text" && format != "json")
+    throw BadInput("command line: --format value '" + format +
+                   "' is not allowed; expected text or json");
+
+  Deployment deployment;
+  WorkloadOptions workloadOptions = readWorkloadFlags(args);
+  if (auto file = args.get("--deployment")) {
+    for (const char *flag : kParallelFlags)
+      if (args.has(flag))
+        throw BadInput(std::string("command line: ") + flag +
+                       " cannot be combined with --deployment; the file "
+                       "gives every degree");
+    DeploymentFile parsed = parseDeploymentFile(*file);
+    deployment = std::move(parsed.deployment);
+    workloadOptions = mergeWorkload(parsed.workload, workloadOptions);
+  } else {
+    deployment = deploymentFromFlags(readParallelFlags(args));
+  }
+
+  ModelSpec spec = loadModel(args.positional()[0]);
+  Workload workload = resolveWorkload(spec, workloadOptions);
+
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  auto module = importModel(context, spec, workload);
+  // The rules read the deployment back from the IR, exactly as the
+  // dit-check-legality pass does.
+  (*module)->setAttr(mlir::dit::DitDialect::kDeploymentAttrName,
+                     deploymentToAttribute(context, deployment));
+  mlir::FailureOr<LegalityContext> legality =
+      buildLegalityContext(*module, deploymentFromModule(*module));
+  if (mlir::failed(legality))
+    throw BadInput("internal: the imported module lacks model facts");
+  LegalityReport report = checkLegality(*legality, /*withSuggestions=*/true);
+
+  std::vector<RuleDiagnostic> diagnostics;
+  for (const ResolutionNote &note : deployment.notes)
+    diagnostics.push_back({note.rule, Severity::Note, note.message,
+                           "transformer", nullptr});
+  diagnostics.insert(diagnostics.end(), report.diagnostics.begin(),
+                     report.diagnostics.end());
+
+  if (format == "json") {
+    const ResolvedConfig &c = report.config;
+    nlohmann::json config = degreesAsJson(c.degrees);
+    config["num_gpus"] = c.numGpus;
+    config["pp_partition"] = c.ppPartition;
+    config["attention_backend"] = c.attentionBackend;
+    config["sequence_length"] = c.sequenceLength;
+    config["text_length"] = c.textLength;
+    nlohmann::json out = {{"legal", report.legal()}, {"config", config}};
+    out["diagnostics"] = nlohmann::json::array();
+    for (const RuleDiagnostic &d : diagnostics)
+      out["diagnostics"].push_back({{"rule", d.rule},
+                                    {"severity", severityName(d.severity)},
+                                    {"message", d.message},
+                                    {"component", d.component}});
+    out["suggestions"] = nlohmann::json::array();
+    for (const Degrees &s : report.suggestions) {
+      nlohmann::json entry = degreesAsJson(s);
+      entry["num_gpus"] = s.worldSize();
+      out["suggestions"].push_back(entry);
+    }
+    llvm::outs() << out.dump(2) << "\n";
+  } else {
+    for (const RuleDiagnostic &d : diagnostics)
+      llvm::outs() << severityName(d.severity) << "[" << d.rule
+                   << "]: " << d.message << "\n";
+    for (const Degrees &s : report.suggestions)
+      llvm::outs() << "suggestion: " << degreesAsFlags(s) << "\n";
+    llvm::outs() << (report.legal() ? "legal" : "illegal") << ": "
+                 << spec.name << " with " << degreesAsFlags(report.config.degrees)
+                 << ", " << report.config.sequenceLength
+                 << " image tokens\n";
+  }
+  return report.legal() ? 0 : 1;
 }
 
 int runModels(const std::vector<std::string> &argv) {
@@ -127,8 +300,10 @@ int main(int argc, char **argv) {
       return runModels(args);
     if (command == "import")
       return runImport(args);
+    if (command == "check")
+      return runCheck(args);
     throw BadInput("command line: unknown command '" + command +
-                   "'; known: models, import (see ditc --help)");
+                   "'; known: models, import, check (see ditc --help)");
   } catch (const BadInput &error) {
     llvm::outs().flush();
     std::cerr << "ditc: error: " << error.what() << "\n";
