@@ -13,3 +13,9 @@ echo "== bundled models"
 echo
 echo "== ditc import wan2.1-t2v-14b --height 480 --width 832 --num-frames 81 --summary"
 "$ditc" import wan2.1-t2v-14b --height 480 --width 832 --num-frames 81 --summary
+echo
+echo "== ditc check wan2.1-t2v-14b --tp-size 2 --ulysses-degree 4 (legal)"
+"$ditc" check wan2.1-t2v-14b --height 480 --width 832 --num-frames 81 --tp-size 2 --ulysses-degree 4
+echo
+echo "== ditc check sd3.5-large --ulysses-degree 4 (illegal: 38 heads)"
+"$ditc" check sd3.5-large --ulysses-degree 4 || true
