@@ -1,5 +1,10 @@
 //===- Deployment.cpp - degrees, backends, default rank lists -------------===//
 #include "ditc/Analysis/Deployment.h"
+#include "ditc/Analysis/MeshLayout.h"
+#include "ditc/Support/BadInput.h"
+
+#include <algorithm>
+#include <sstream>
 
 namespace ditc {
 
@@ -82,16 +87,36 @@ const std::vector<std::string> &knownComponents() {
   return components;
 }
 
-std::vector<std::vector<int64_t>> defaultInstances(const Degrees &degrees) {
-  std::vector<std::vector<int64_t>> instances;
-  int64_t size = degrees.instanceSize();
-  for (int64_t replica = 0; replica < degrees[Axis::DP]; ++replica) {
-    std::vector<int64_t> ranks;
-    for (int64_t i = 0; i < size; ++i)
-      ranks.push_back(replica * size + i);
-    instances.push_back(std::move(ranks));
-  }
+std::vector<std::vector<int64_t>>
+defaultInstances(const Degrees &degrees, const std::vector<Axis> &order) {
+  MeshLayout layout(degrees, order.empty() ? MeshLayout::defaultOrder() : order);
+  std::vector<std::vector<int64_t>> instances(degrees[Axis::DP]);
+  for (int64_t rank = 0; rank < layout.size(); ++rank)
+    instances[layout.coordinate(rank, Axis::DP)].push_back(rank);
   return instances;
+}
+
+std::vector<Axis> parseMeshOrder(const std::string &where,
+                                 const std::string &text) {
+  std::vector<Axis> order;
+  std::string item;
+  std::stringstream stream(text);
+  std::string allowed = "a comma-separated permutation of dp, cfg, pp, ring, "
+                        "kv_gather, ulysses, tp";
+  while (std::getline(stream, item, ',')) {
+    std::optional<Axis> axis = axisFromName(item);
+    if (!axis)
+      throw BadInput(where + ": mesh order names unknown axis '" + item +
+                     "'; expected " + allowed);
+    if (std::find(order.begin(), order.end(), *axis) != order.end())
+      throw BadInput(where + ": mesh order names axis '" + item +
+                     "' twice; expected " + allowed);
+    order.push_back(*axis);
+  }
+  if (order.size() != kAllAxes.size())
+    throw BadInput(where + ": mesh order '" + text + "' names " +
+                   std::to_string(order.size()) + " axes; expected " + allowed);
+  return order;
 }
 
 std::vector<int64_t> defaultPipelinePartition(int64_t blocks, int64_t stages) {

@@ -94,7 +94,10 @@ Deployment deploymentFromFlags(const ParallelFlags &flags) {
                      backendNames());
     transformer.backend = *flags.backend;
   }
-  transformer.instances = defaultInstances(d);
+  if (flags.meshOrder)
+    deployment.meshOrder =
+        parseMeshOrder("command line: --mesh-order", *flags.meshOrder);
+  transformer.instances = defaultInstances(d, deployment.meshOrder);
   deployment.numGpus = flags.numGpus.value_or(d.worldSize());
   deployment.nnodes = flags.nnodes;
   deployment.gpusPerNode = flags.gpusPerNode;
@@ -153,7 +156,7 @@ Placement readPlacement(const JsonObject &object, const std::string &name) {
     placement.instances = object.getIntLists("instances", 0, kMaxRank);
     placement.explicitInstances = true;
   } else {
-    placement.instances = defaultInstances(d);
+    placement.instances = defaultInstances(d, {});
   }
   d[Axis::DP] = int64_t(placement.instances.size());
   return placement;

@@ -48,4 +48,47 @@ std::vector<std::vector<int64_t>> MeshLayout::groups(Axis axis) const {
   return result;
 }
 
+std::vector<std::vector<int64_t>>
+instanceGroups(const Placement &placement, const std::vector<int64_t> &ranks,
+               Axis axis, const std::vector<Axis> &order) {
+  Degrees local = placement.degrees;
+  local[Axis::DP] = 1;
+  std::vector<std::vector<int64_t>> groups;
+  if (int64_t(ranks.size()) != local.worldSize())
+    return groups;
+  std::vector<Axis> localOrder;
+  for (Axis a : order.empty() ? MeshLayout::defaultOrder() : order)
+    if (a != Axis::DP)
+      localOrder.push_back(a);
+  for (const std::vector<int64_t> &positions :
+       MeshLayout(local, localOrder).groups(axis)) {
+    std::vector<int64_t> group;
+    for (int64_t position : positions)
+      group.push_back(ranks[position]);
+    groups.push_back(std::move(group));
+  }
+  return groups;
+}
+
+std::vector<std::vector<int64_t>>
+placementGroups(const Placement &placement, Axis axis,
+                const std::vector<Axis> &order) {
+  std::vector<std::vector<int64_t>> groups;
+  if (axis == Axis::DP) {
+    size_t size = placement.instances.empty() ? 0 : placement.instances[0].size();
+    for (size_t position = 0; position < size; ++position) {
+      std::vector<int64_t> group;
+      for (const std::vector<int64_t> &ranks : placement.instances)
+        if (position < ranks.size())
+          group.push_back(ranks[position]);
+      groups.push_back(std::move(group));
+    }
+    return groups;
+  }
+  for (const std::vector<int64_t> &ranks : placement.instances)
+    for (auto &group : instanceGroups(placement, ranks, axis, order))
+      groups.push_back(std::move(group));
+  return groups;
+}
+
 } // namespace ditc

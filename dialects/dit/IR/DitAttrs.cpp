@@ -128,7 +128,13 @@ LogicalResult PlacementAttr::verify(
 LogicalResult DeploymentAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, int64_t numGpus,
     IntegerAttr nnodes, IntegerAttr gpusPerNode, ArrayAttr placements,
-    ArrayAttr signals) {
+    ArrayAttr signals, ArrayAttr meshOrder) {
+  if (meshOrder && (meshOrder.size() != 7 ||
+                    !llvm::all_of(meshOrder, [](Attribute a) {
+                      return isa<StringAttr>(a);
+                    })))
+    return emitError() << "mesh_order must name the seven mesh axes, got "
+                       << meshOrder;
   if (numGpus < 1)
     return emitError() << "deployment num_gpus must be positive, got "
                        << numGpus;
@@ -144,4 +150,36 @@ LogicalResult DeploymentAttr::verify(
       }))
     return emitError() << "deployment signals must be #dit.signal";
   return success();
+}
+
+LogicalResult ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   ArrayAttr dims, int64_t replicatedText,
+                                   ArrayAttr partial) {
+  static const char *kAxes[] = {"dp",        "cfg",     "pp", "ring",
+                                "kv_gather", "ulysses", "tp"};
+  auto known = [](Attribute a) {
+    auto name = dyn_cast<StringAttr>(a);
+    return name && llvm::is_contained(kAxes, name.getValue());
+  };
+  for (Attribute dim : dims) {
+    auto axes = dyn_cast<ArrayAttr>(dim);
+    if (!axes || !llvm::all_of(axes, known))
+      return emitError() << "sharding dims must be lists of mesh axis names "
+                            "(dp, cfg, pp, ring, kv_gather, ulysses, tp), got "
+                         << dim;
+  }
+  if (partial && !llvm::all_of(partial, known))
+    return emitError() << "sharding partial axes must be mesh axis names, got "
+                       << partial;
+  if (replicatedText < 0)
+    return emitError() << "replicated_text must not be negative";
+  return success();
+}
+
+SmallVector<StringRef> ShardingAttr::axesOf(unsigned dim) const {
+  SmallVector<StringRef> names;
+  if (dim < getDims().size())
+    for (Attribute a : cast<ArrayAttr>(getDims()[dim]))
+      names.push_back(cast<StringAttr>(a).getValue());
+  return names;
 }

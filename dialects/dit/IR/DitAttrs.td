@@ -171,6 +171,8 @@ def Dit_DeploymentAttr : Dit_Attr<"Deployment", "deployment"> {
   let description = [{
     The configuration the legality rules judge. `nnodes` and
     `gpus_per_node` are optional; without them every rank is on one node.
+    `mesh_order` lists the seven axis names outermost first; without it the
+    order is dp, cfg, pp, ring, kv_gather, ulysses, tp.
 
     ```mlir
     #dit.deployment<num_gpus = 4, nnodes = 1, gpus_per_node = 4,
@@ -184,10 +186,38 @@ def Dit_DeploymentAttr : Dit_Attr<"Deployment", "deployment"> {
     OptionalParameter<"::mlir::IntegerAttr">:$nnodes,
     OptionalParameter<"::mlir::IntegerAttr">:$gpus_per_node,
     "::mlir::ArrayAttr":$placements,
-    OptionalParameter<"::mlir::ArrayAttr">:$signals
+    OptionalParameter<"::mlir::ArrayAttr">:$signals,
+    OptionalParameter<"::mlir::ArrayAttr">:$mesh_order
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
+}
+
+def Dit_ShardingAttr : Dit_Attr<"Sharding", "sharding"> {
+  let summary = "How one value is split over named mesh axes";
+  let description = [{
+    `dims` has one list of mesh-axis names per tensor dimension: the axes
+    that split that dimension, outermost first (Shardy-style named axes). A
+    sequence dimension of a joint text + image tensor splits only its image
+    tokens; `replicated_text` counts the text tokens every rank keeps whole.
+    `partial` lists axes over which the value is a partial sum still to be
+    all-reduced (the output of a row-parallel linear).
+
+    ```mlir
+    #dit.sharding<dims = [[], ["ring", "ulysses"], ["tp"]], replicated_text = 512>
+    ```
+  }];
+  let parameters = (ins
+    "::mlir::ArrayAttr":$dims,
+    DefaultValuedParameter<"int64_t", "0">:$replicated_text,
+    OptionalParameter<"::mlir::ArrayAttr">:$partial
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Axis names splitting dimension `dim` (empty when replicated).
+    ::llvm::SmallVector<::llvm::StringRef> axesOf(unsigned dim) const;
+  }];
 }
 
 #endif // DIT_ATTRS_TD

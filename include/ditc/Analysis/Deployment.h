@@ -74,6 +74,8 @@ struct Deployment {
   std::vector<Placement> placements;
   std::vector<Signal> signals;
   std::vector<ResolutionNote> notes;
+  /// Mesh axes outermost first; empty means the default order.
+  std::vector<Axis> meshOrder;
 
   const Placement *find(const std::string &component) const;
   Placement *find(const std::string &component);
@@ -92,15 +94,24 @@ constexpr const char *kDefaultAttentionBackend = "fa";
 /// Components a deployment may place.
 const std::vector<std::string> &knownComponents();
 
-/// The replicas' rank lists when a placement gives none: dp contiguous
-/// blocks of instanceSize() ranks each, outermost in the layout.
-std::vector<std::vector<int64_t>> defaultInstances(const Degrees &degrees);
+/// The replicas' rank lists when a placement gives none: replica d holds the
+/// ranks whose dp coordinate is d in the row-major layout over `order`
+/// (the default order when empty), which makes them contiguous blocks when
+/// dp is outermost.
+std::vector<std::vector<int64_t>>
+defaultInstances(const Degrees &degrees, const std::vector<Axis> &order = {});
+
+/// Parses "dp,cfg,pp,ring,kv_gather,ulysses,tp" (a permutation of the seven
+/// axis names); throws BadInput naming `where` otherwise.
+std::vector<Axis> parseMeshOrder(const std::string &where,
+                                 const std::string &text);
 
 /// Parallel flags as given on the command line, before resolution.
 struct ParallelFlags {
   std::optional<int64_t> numGpus, tp, ulysses, ring, kvGather, sp, cfg, pp, dp;
   std::optional<std::string> ppPartition, backend;
   std::optional<int64_t> nnodes, gpusPerNode;
+  std::optional<std::string> meshOrder;
 };
 
 /// Resolves flags into a one-component (transformer) deployment: degrees

@@ -41,6 +41,19 @@ private:
   int64_t total = 1;
 };
 
+/// The process groups one replica's ranks form on `axis`: ranks are laid
+/// out row-major over `order` (dp excluded) at their positions in `ranks`.
+/// Empty when `ranks` does not have instanceSize() entries.
+std::vector<std::vector<int64_t>>
+instanceGroups(const Placement &placement, const std::vector<int64_t> &ranks,
+               Axis axis, const std::vector<Axis> &order);
+
+/// Every group of `placement` on `axis`, over all replicas, in global ranks.
+/// The dp groups join the ranks at one position across the replicas.
+std::vector<std::vector<int64_t>>
+placementGroups(const Placement &placement, Axis axis,
+                const std::vector<Axis> &order);
+
 } // namespace ditc
 
 #endif // DITC_ANALYSIS_MESHLAYOUT_H

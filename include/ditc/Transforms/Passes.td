@@ -45,4 +45,38 @@ def CheckLegality : Pass<"dit-check-legality", "::mlir::ModuleOp"> {
   ];
 }
 
+def MeshLayout : Pass<"dit-mesh-layout", "::mlir::ModuleOp"> {
+  let summary = "Lay the deployment's ranks out on a shard.grid with named axes";
+  let description = [{
+    Emits `shard.grid @mesh` with one grid axis per parallel axis, in layout
+    order (outermost first), records which name each grid axis has in
+    `dit.mesh_axes`, and computes every axis's group rank lists once, in
+    `dit.groups`. Ranks are row-major over the order. The default order
+    dp, cfg, pp, ring, kv_gather, ulysses, tp keeps TP groups contiguous,
+    Ulysses groups inside the TP stride and ring groups strided, with CFG,
+    PP and DP outermost. `mesh-order` (or the deployment's `mesh_order`)
+    overrides it. Replicas given as explicit rank lists keep their ranks;
+    the layout applies inside each replica.
+
+    Input: `module attributes {dit.mesh = #dit.mesh<cfg = 2, tp = 2>}`
+
+    Output:
+
+    ```mlir
+    module attributes {
+      dit.groups = {cfg = [array<i64: 0, 2>, array<i64: 1, 3>], ...,
+                    tp = [array<i64: 0, 1>, array<i64: 2, 3>], ...},
+      dit.mesh_axes = ["dp", "cfg", "pp", "ring", "kv_gather", "ulysses", "tp"]} {
+      shard.grid @mesh(shape = 1x2x1x1x1x1x2)
+    }
+    ```
+  }];
+  let options = [
+    ListOption<"meshOrder", "mesh-order", "std::string",
+               "Mesh axes outermost first (a permutation of dp, cfg, pp, ring, "
+               "kv_gather, ulysses, tp)">
+  ];
+  let dependentDialects = ["::mlir::shard::ShardDialect"];
+}
+
 #endif // DITC_TRANSFORMS_PASSES_TD

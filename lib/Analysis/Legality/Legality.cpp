@@ -125,10 +125,17 @@ Attribute deploymentToAttribute(MLIRContext &context,
   auto optionalInt = [&](const std::optional<int64_t> &value) {
     return value ? b.getI64IntegerAttr(*value) : IntegerAttr();
   };
+  ArrayAttr order;
+  if (!deployment.meshOrder.empty()) {
+    SmallVector<Attribute> names;
+    for (Axis axis : deployment.meshOrder)
+      names.push_back(b.getStringAttr(axisName(axis)));
+    order = b.getArrayAttr(names);
+  }
   return dit::DeploymentAttr::get(
       &context, deployment.numGpus, optionalInt(deployment.nnodes),
       optionalInt(deployment.gpusPerNode), b.getArrayAttr(placements),
-      b.getArrayAttr(signals));
+      b.getArrayAttr(signals), order);
 }
 
 Deployment deploymentFromModule(ModuleOp module) {
@@ -140,6 +147,12 @@ Deployment deploymentFromModule(ModuleOp module) {
       deployment.nnodes = n.getInt();
     if (auto g = attr.getGpusPerNode())
       deployment.gpusPerNode = g.getInt();
+    if (auto order = attr.getMeshOrder())
+      for (Attribute name : order)
+        if (auto axis = axisFromName(cast<StringAttr>(name).str()))
+          deployment.meshOrder.push_back(*axis);
+    if (deployment.meshOrder.size() != kAllAxes.size())
+      deployment.meshOrder.clear();
     for (Attribute a : attr.getPlacements()) {
       auto p = cast<dit::PlacementAttr>(a);
       Placement placement;
@@ -159,7 +172,8 @@ Deployment deploymentFromModule(ModuleOp module) {
         }
         placement.explicitInstances = true;
       } else {
-        placement.instances = defaultInstances(placement.degrees);
+        placement.instances =
+            defaultInstances(placement.degrees, deployment.meshOrder);
       }
       deployment.placements.push_back(std::move(placement));
     }
@@ -288,7 +302,7 @@ bool legalDegrees(const LegalityContext &base, const Degrees &candidate) {
   Placement &transformer = *ctx.deployment.find("transformer");
   transformer.degrees = candidate;
   transformer.ppPartition.clear();
-  transformer.instances = defaultInstances(candidate);
+  transformer.instances = defaultInstances(candidate, ctx.deployment.meshOrder);
   DiagnosticSink quiet(/*detailed=*/false);
   for (const LegalityRule &rule : legalityRules())
     if (rule.degreeRule)

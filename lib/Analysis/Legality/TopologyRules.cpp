@@ -116,27 +116,6 @@ void checkRankOrder(const LegalityContext &ctx, DiagnosticSink &sink) {
     }
 }
 
-namespace {
-
-/// The process groups one replica's ranks form on `axis`.
-std::vector<std::vector<int64_t>> instanceGroups(const Placement &placement,
-                                                 const std::vector<int64_t> &ranks,
-                                                 Axis axis) {
-  Degrees local = placement.degrees;
-  local[Axis::DP] = 1;
-  std::vector<std::vector<int64_t>> groups;
-  if (int64_t(ranks.size()) != local.worldSize())
-    return groups; // instance-size reports it
-  for (const std::vector<int64_t> &positions : MeshLayout(local).groups(axis)) {
-    std::vector<int64_t> group;
-    for (int64_t position : positions)
-      group.push_back(ranks[position]);
-    groups.push_back(std::move(group));
-  }
-  return groups;
-}
-
-} // namespace
 
 /// group-conflict: one rank may not be handed two different groups on one
 /// axis of one component, as happens when two replicas share a rank.
@@ -160,7 +139,8 @@ void checkGroupConflict(const LegalityContext &ctx, DiagnosticSink &sink) {
             continue;
           auto groupOf = [&](size_t instance) {
             for (auto &group :
-                 instanceGroups(placement, placement.instances[instance], axis))
+                 instanceGroups(placement, placement.instances[instance], axis,
+                                ctx.deployment.meshOrder))
               if (std::count(group.begin(), group.end(), rank))
                 return group;
             return std::vector<int64_t>{};
@@ -200,7 +180,7 @@ void checkCrossNode(const LegalityContext &ctx, DiagnosticSink &sink) {
       for (const std::vector<int64_t> &ranks : placement.instances) {
         bool warned = false;
         for (const std::vector<int64_t> &group :
-             instanceGroups(placement, ranks, axis)) {
+             instanceGroups(placement, ranks, axis, ctx.deployment.meshOrder)) {
           if (node(group.front()) == node(group.back()) &&
               std::all_of(group.begin(), group.end(), [&](int64_t r) {
                 return node(r) == node(group.front());

@@ -1,0 +1,36 @@
+//===- MeshInfo.h - the laid-out mesh as later passes read it ---*- C++ -*-===//
+#ifndef DITC_TRANSFORMS_MESHINFO_H
+#define DITC_TRANSFORMS_MESHINFO_H
+
+#include "ditc/Analysis/Deployment.h"
+
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace ditc {
+
+/// The grid dit-mesh-layout emitted: its op, the axis order, and the
+/// transformer's degrees.
+struct MeshInfo {
+  mlir::shard::GridOp grid;
+  std::vector<Axis> order; // grid axis i is order[i]
+  Degrees degrees;
+
+  /// The grid axis index of `axis`.
+  int16_t gridAxis(Axis axis) const;
+  int64_t size(Axis axis) const { return degrees[axis]; }
+};
+
+/// Name of the grid symbol dit-mesh-layout emits.
+constexpr const char *kGridName = "mesh";
+/// Module attributes dit-mesh-layout sets.
+constexpr const char *kMeshAxesAttrName = "dit.mesh_axes";
+constexpr const char *kGroupsAttrName = "dit.groups";
+
+/// Reads the grid and axis order; fails with an error on the module when
+/// dit-mesh-layout has not run.
+mlir::FailureOr<MeshInfo> readMeshInfo(mlir::ModuleOp module);
+
+} // namespace ditc
+
+#endif // DITC_TRANSFORMS_MESHINFO_H
