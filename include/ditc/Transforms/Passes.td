@@ -79,4 +79,43 @@ def MeshLayout : Pass<"dit-mesh-layout", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::shard::ShardDialect"];
 }
 
+def PropagateSharding : Pass<"dit-propagate-sharding", "::mlir::ModuleOp"> {
+  let summary = "Assign every transformer value a sharding over the named mesh";
+  let description = [{
+    Walks each `@transformer` function once, in order, and annotates every
+    op with `dit.sharding` (one `#dit.sharding` per result):
+
+    * image tokens are split along the sequence over the sequence axes
+      (ring, kv_gather, ulysses in mesh order); text tokens stay
+      replicated; a joint sequence keeps its text whole
+      (`replicated_text`) and splits its image tokens;
+    * a linear whose output feeds attention heads or an MLP activation is
+      column-parallel over tp (`dit.tp = "column"`); a linear whose input
+      is split over tp is row-parallel (`dit.tp = "row"`) and its result a
+      partial sum over tp; `dit.tp_segments` gives the global widths of the
+      pieces a TP-split dimension is made of (the two halves a gated
+      activation pairs up, the attention and MLP parts FLUX's single blocks
+      concatenate);
+    * a norm over a TP-split width without `group_size` reduces its
+      statistics over tp (`dit.reduce_stats_over`);
+    * each attention gets `dit.attention_plan`: the axes its heads split
+      over (tp, then ulysses, or tp only when `shard_over_sp = false` or
+      for cross attention) and how its query rows see the other rows
+      (`ring`, `kv_gather`, `gather` over every sequence axis, `local` for
+      cross attention against replicated text, `none`).
+
+    With `explain`, every decision is also reported as a remark naming the
+    parameter and the reason.
+
+    ```mlir
+    %q = dit.linear %x {weight = "blocks.0.attn1.to_q", dit.tp = "column",
+           dit.sharding = [#dit.sharding<dims = [[], ["ulysses"], ["tp"]]>]}
+    ```
+  }];
+  let options = [
+    Option<"explain", "explain", "bool", "false",
+           "Report every sharding decision as a remark">
+  ];
+}
+
 #endif // DITC_TRANSFORMS_PASSES_TD
