@@ -68,9 +68,20 @@ LogicalResult PatchEmbedOp::verify() {
   ArrayRef<int64_t> patch = getPatch();
   if (patch.size() != 3 || llvm::any_of(patch, [](int64_t p) { return p < 1; }))
     return emitOpError() << "patch must be three positive sizes [t, h, w]";
+  if (in.getRank() == 3) {
+    // Already patchified latents: a projection of each token.
+    if (out.getRank() != 3 || out.getDimSize(0) != in.getDimSize(0) ||
+        out.getDimSize(1) != in.getDimSize(1))
+      return emitOpError() << "expects result [" << in.getDimSize(0) << ", "
+                           << in.getDimSize(1) << ", width] for patch tokens "
+                           << shapeString(in.getShape()) << ", got "
+                           << shapeString(out.getShape());
+    return success();
+  }
   if (in.getRank() != 4 && in.getRank() != 5)
     return emitOpError()
-           << "expects latents [B, C, H, W] or [B, C, F, H, W], got rank "
+           << "expects latents [B, C, H, W], [B, C, F, H, W] or patch tokens "
+              "[B, S, F], got rank "
            << in.getRank();
   bool video = in.getRank() == 5;
   int64_t frames = video ? in.getDimSize(2) : 1;
@@ -112,9 +123,17 @@ LogicalResult RotaryEmbeddingOp::verify() {
   int64_t gridTokens = 1;
   for (int64_t g : getGrid())
     gridTokens *= g;
-  if (getTextTokens() < 0 || gridTokens + getTextTokens() != type.getDimSize(1))
-    return emitOpError() << "grid holds " << gridTokens << " tokens plus "
-                         << getTextTokens() << " text tokens, but the input has "
+  int64_t shards = getSequenceShards();
+  if (shards < 1 || gridTokens % shards != 0)
+    return emitOpError() << "sequence_shards " << shards
+                         << " does not divide the grid's " << gridTokens
+                         << " tokens";
+  if (getTextTokens() < 0 ||
+      gridTokens / shards + getTextTokens() != type.getDimSize(1))
+    return emitOpError() << "grid holds " << gridTokens / shards
+                         << " tokens" << (shards > 1 ? " per shard" : "")
+                         << " plus " << getTextTokens()
+                         << " text tokens, but the input has "
                          << type.getDimSize(1);
   return success();
 }
@@ -388,6 +407,61 @@ LogicalResult UnpatchifyOp::verify() {
   if (ArrayRef<int64_t>(expected) != out.getShape())
     return emitOpError() << "expects result " << shapeString(expected)
                          << ", got " << shapeString(out.getShape());
+  return success();
+}
+
+LogicalResult StackOp::verify() {
+  if (getInputs().empty())
+    return emitOpError() << "needs at least one input";
+  auto first = tensorOf(getInputs()[0]);
+  for (Value input : getInputs())
+    if (input.getType() != first)
+      return emitOpError() << "inputs differ: " << first << " vs "
+                           << input.getType();
+  int64_t axis = getAxis();
+  if (axis < 0 || axis > first.getRank())
+    return emitOpError() << "axis " << axis << " is outside 0.."
+                         << first.getRank();
+  SmallVector<int64_t> expected(first.getShape());
+  expected.insert(expected.begin() + axis, int64_t(getInputs().size()));
+  if (ArrayRef<int64_t>(expected) != tensorOf(getResult()).getShape())
+    return emitOpError() << "expects result " << shapeString(expected)
+                         << ", got "
+                         << shapeString(tensorOf(getResult()).getShape());
+  return success();
+}
+
+LogicalResult UnstackOp::verify() {
+  auto in = tensorOf(getInput());
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= in.getRank())
+    return emitOpError() << "axis " << axis << " is outside 0.."
+                         << in.getRank() - 1;
+  if (int64_t(getResults().size()) != in.getDimSize(axis))
+    return emitOpError() << "dimension " << axis << " has "
+                         << in.getDimSize(axis) << " slices, but the op has "
+                         << getResults().size() << " results";
+  SmallVector<int64_t> expected(in.getShape());
+  expected.erase(expected.begin() + axis);
+  for (Value result : getResults())
+    if (ArrayRef<int64_t>(expected) != tensorOf(result).getShape())
+      return emitOpError() << "expects results " << shapeString(expected)
+                           << ", got " << shapeString(tensorOf(result).getShape());
+  return success();
+}
+
+LogicalResult CFGSelectOp::verify() {
+  int64_t n = getInputs().size(), cfg = getCfg();
+  if (n < 1 || cfg < 1 || n % cfg != 0)
+    return emitOpError() << "cfg " << cfg << " does not divide the " << n
+                         << " branch inputs";
+  if (getSlot() < 0 || getSlot() >= n / cfg)
+    return emitOpError() << "slot " << getSlot() << " is outside the "
+                         << n / cfg << " branches each cfg rank runs";
+  for (Value input : getInputs())
+    if (input.getType() != getResult().getType())
+      return emitOpError() << "input " << input.getType()
+                           << " differs from the result type";
   return success();
 }
 

@@ -46,6 +46,9 @@ def Dit_PatchEmbedOp : Dit_Op<"patch_embed", [Pure]> {
     `S = (F / patch[0]) * (H / patch[1]) * (W / patch[2])` (F = 1 for
     images). The projection has `C * patch[0] * patch[1] * patch[2]` input
     features. FLUX-style 2x2 packing followed by a linear is the same op.
+    After partitioning the latents stay in patch-token layout: the input is
+    then already patchified, `[B, S, C * pt * ph * pw]`, and the op is the
+    projection alone.
 
     ```mlir
     %x = dit.patch_embed %latents {patch = array<i64: 1, 2, 2>, weight = "patch_embedding"}
@@ -65,7 +68,9 @@ def Dit_RotaryEmbeddingOp : Dit_Op<"rope", [Pure, AllTypesMatch<["input", "resul
     Image tokens take positions from `grid` (frames, rows, columns), split
     over the head dimension by `axes_dims`, which must sum to `head_dim`.
     In a joint sequence `text_tokens` tokens sit before (`prefix`) or after
-    (`suffix`) the image tokens; they get position zero.
+    (`suffix`) the image tokens; they get position zero. After sequence
+    partitioning the input holds one of `sequence_shards` equal contiguous
+    blocks of the grid's tokens: the block at the rank's sequence position.
 
     ```mlir
     %q2 = dit.rope %q {num_heads = 40 : i64, axes_dims = array<i64: 44, 42, 42>,
@@ -77,7 +82,8 @@ def Dit_RotaryEmbeddingOp : Dit_Op<"rope", [Pure, AllTypesMatch<["input", "resul
   let arguments = (ins Dit_Tensor:$input, I64Attr:$num_heads,
                    DenseI64ArrayAttr:$axes_dims, DenseI64ArrayAttr:$grid,
                    F64Attr:$theta, I64Attr:$text_tokens,
-                   Dit_TextPositionAttr:$text_position);
+                   Dit_TextPositionAttr:$text_position,
+                   DefaultValuedAttr<I64Attr, "1">:$sequence_shards);
   let results = (outs Dit_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;
@@ -330,6 +336,59 @@ def Dit_UnpatchifyOp : Dit_Op<"unpatchify", [Pure]> {
   let arguments = (ins Dit_Tensor:$input, DenseI64ArrayAttr:$patch, DenseI64ArrayAttr:$grid);
   let results = (outs Dit_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Dit_StackOp : Dit_Op<"stack", [Pure]> {
+  let summary = "Stack same-shaped tensors along a new dimension";
+  let description = [{
+    Packs tensors into one so that a single collective can move them:
+    Ulysses sends Q, K and V in one all-to-all, and CFG exchanges the branch
+    predictions in one all-gather.
+
+    ```mlir
+    %qkv = dit.stack %q, %k, %v {axis = 2 : i64}
+        : tensor<1x16x32xbf16>, tensor<1x16x32xbf16>, tensor<1x16x32xbf16> -> tensor<1x16x3x32xbf16>
+    ```
+  }];
+  let arguments = (ins Variadic<Dit_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Dit_UnstackOp : Dit_Op<"unstack", [Pure]> {
+  let summary = "Split a tensor along a dimension into its slices";
+  let description = [{
+    The inverse of `dit.stack`.
+
+    ```mlir
+    %q, %k, %v = dit.unstack %qkv {axis = 2 : i64}
+        : tensor<1x32x3x16xbf16> -> tensor<1x32x16xbf16>, tensor<1x32x16xbf16>, tensor<1x32x16xbf16>
+    ```
+  }];
+  let arguments = (ins Dit_Tensor:$input, I64Attr:$axis);
+  let results = (outs Variadic<Dit_Tensor>:$results);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($results)";
+  let hasVerifier = 1;
+}
+
+def Dit_CFGSelectOp : Dit_Op<"cfg_select", [Pure]> {
+  let summary = "This rank's input for one of its guidance-branch slots";
+  let description = [{
+    Under CFG parallelism a rank at cfg coordinate `c` of `cfg` runs the
+    branches `c * n / cfg ... (c + 1) * n / cfg - 1` of the `n` given. The
+    op yields the input of branch `c * n / cfg + slot`. The per-role
+    lowering replaces it with that input.
+
+    ```mlir
+    %text = dit.cfg_select %cond, %uncond {slot = 0 : i64, cfg = 2 : i64}
+        : tensor<1x512x4096xbf16>, tensor<1x512x4096xbf16> -> tensor<1x512x4096xbf16>
+    ```
+  }];
+  let arguments = (ins Variadic<Dit_Tensor>:$inputs, I64Attr:$slot, I64Attr:$cfg);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs) `->` type($result)";
   let hasVerifier = 1;
 }
 

@@ -337,3 +337,51 @@ module attributes {dit.workload = #dit.workload<batch = 1, height = 32, width = 
 
 // expected-error @+1 {{'dit.model' has the wrong kind}}
 module attributes {dit.model = #dit.mesh<tp = 2>} {}
+
+// -----
+
+func.func @rope_shards(%x: tensor<1x3x8xf32>) {
+  // expected-error @+1 {{sequence_shards 3 does not divide the grid's 8 tokens}}
+  %0 = dit.rope %x {num_heads = 2 : i64, axes_dims = array<i64: 2, 1, 1>, grid = array<i64: 2, 2, 2>, theta = 1.0e4 : f64, text_tokens = 0 : i64, text_position = #dit<text_position prefix>, sequence_shards = 3 : i64} : tensor<1x3x8xf32>
+  return
+}
+
+// -----
+
+func.func @patch_tokens(%x: tensor<1x4x16xf32>) {
+  // expected-error @+1 {{expects result [1, 4, width] for patch tokens 1x4x16, got 1x8x8}}
+  %0 = dit.patch_embed %x {patch = array<i64: 1, 2, 2>, weight = "p"} : tensor<1x4x16xf32> -> tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @stack_shape(%a: tensor<1x4xf32>) {
+  // expected-error @+1 {{expects result 1x2x4, got 2x1x4}}
+  %0 = dit.stack %a, %a {axis = 1 : i64} : tensor<1x4xf32>, tensor<1x4xf32> -> tensor<2x1x4xf32>
+  return
+}
+
+// -----
+
+func.func @unstack_count(%a: tensor<1x3x4xf32>) {
+  // expected-error @+1 {{dimension 1 has 3 slices, but the op has 2 results}}
+  %0:2 = dit.unstack %a {axis = 1 : i64} : tensor<1x3x4xf32> -> tensor<1x4xf32>, tensor<1x4xf32>
+  return
+}
+
+// -----
+
+func.func @cfg_select_slot(%a: tensor<1x4xf32>) {
+  // expected-error @+1 {{slot 1 is outside the 1 branches each cfg rank runs}}
+  %0 = dit.cfg_select %a, %a {slot = 1 : i64, cfg = 2 : i64} : tensor<1x4xf32>, tensor<1x4xf32> -> tensor<1x4xf32>
+  return
+}
+
+// -----
+
+func.func @cfg_select_divides(%a: tensor<1x4xf32>) {
+  // expected-error @+1 {{cfg 2 does not divide the 3 branch inputs}}
+  %0 = dit.cfg_select %a, %a, %a {slot = 0 : i64, cfg = 2 : i64} : tensor<1x4xf32>, tensor<1x4xf32>, tensor<1x4xf32> -> tensor<1x4xf32>
+  return
+}

@@ -111,4 +111,19 @@ func.func @components() -> (tensor<1x3x6xf32>, tensor<1x4xf32>) {
   %p = dit.component image_encoder "CLIPVisionModel" : () -> tensor<1x4xf32>
   return %t, %p : tensor<1x3x6xf32>, tensor<1x4xf32>
 }
+
+// CHECK-LABEL: func.func @partitioned
+func.func @partitioned(%tokens: tensor<1x4x16xf32>, %q: tensor<1x4x8xf32>, %c: tensor<1x3x8xf32>, %u: tensor<1x3x8xf32>) -> (tensor<1x4x8xf32>, tensor<1x3x8xf32>) {
+  // CHECK: dit.patch_embed %{{.*}} {patch = array<i64: 1, 2, 2>, weight = "patch_embedding"} : tensor<1x4x16xf32> -> tensor<1x4x8xf32>
+  %x = dit.patch_embed %tokens {patch = array<i64: 1, 2, 2>, weight = "patch_embedding"} : tensor<1x4x16xf32> -> tensor<1x4x8xf32>
+  // CHECK: dit.rope %{{.*}} {axes_dims = array<i64: 2, 1, 1>, grid = array<i64: 2, 2, 2>, num_heads = 2 : i64, sequence_shards = 2 : i64
+  %r = dit.rope %x {num_heads = 2 : i64, axes_dims = array<i64: 2, 1, 1>, grid = array<i64: 2, 2, 2>, theta = 1.0e4 : f64, text_tokens = 0 : i64, text_position = #dit<text_position prefix>, sequence_shards = 2 : i64} : tensor<1x4x8xf32>
+  // CHECK: dit.stack %{{.*}}, %{{.*}}, %{{.*}} {axis = 2 : i64} : tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32> -> tensor<1x4x3x8xf32>
+  %s = dit.stack %r, %q, %q {axis = 2 : i64} : tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32> -> tensor<1x4x3x8xf32>
+  // CHECK: dit.unstack %{{.*}} {axis = 2 : i64} : tensor<1x4x3x8xf32> -> tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>
+  %a, %b, %d = dit.unstack %s {axis = 2 : i64} : tensor<1x4x3x8xf32> -> tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>
+  // CHECK: dit.cfg_select %{{.*}}, %{{.*}} {cfg = 2 : i64, slot = 0 : i64} : tensor<1x3x8xf32>, tensor<1x3x8xf32> -> tensor<1x3x8xf32>
+  %t = dit.cfg_select %c, %u {slot = 0 : i64, cfg = 2 : i64} : tensor<1x3x8xf32>, tensor<1x3x8xf32> -> tensor<1x3x8xf32>
+  return %a, %t : tensor<1x4x8xf32>, tensor<1x3x8xf32>
+}
 }
