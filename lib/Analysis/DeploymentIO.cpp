@@ -15,6 +15,19 @@ namespace {
 constexpr int64_t kMaxDegree = 4096;
 constexpr int64_t kMaxRank = 1 << 20;
 
+/// Refuses degrees whose product exceeds kMaxRank ranks, before anything
+/// sizes a rank table by it.
+void checkWorldBound(const std::string &where, const Degrees &d) {
+  int64_t ranks = 1;
+  for (Axis axis : kAllAxes) {
+    if (d[axis] > kMaxRank / ranks)
+      throw BadInput(where + ": the degrees " + d.describe() +
+                     " multiply to more than " + std::to_string(kMaxRank) +
+                     " ranks");
+    ranks *= d[axis];
+  }
+}
+
 std::string backendNames() {
   std::string names;
   for (const AttentionBackend &backend : knownAttentionBackends())
@@ -35,11 +48,18 @@ std::vector<int64_t> parsePartition(const std::string &flag,
   std::vector<int64_t> values;
   std::stringstream stream(text);
   std::string item;
-  while (std::getline(stream, item, ','))
-    values.push_back(parseIntegerFlag(flag, item, -kMaxRank, kMaxRank));
-  if (values.empty() || text.back() == ',')
+  auto refuse = [&] {
     throw BadInput("command line: " + flag + " value '" + text +
-                   "' is not a comma-separated list of block counts");
+                   "' is not a comma-separated list of block counts "
+                   "(e.g. 10,10,10,10)");
+  };
+  if (text.empty() || text.back() == ',')
+    refuse();
+  while (std::getline(stream, item, ',')) {
+    if (item.empty())
+      refuse();
+    values.push_back(parseIntegerFlag(flag, item, -kMaxRank, kMaxRank));
+  }
   return values;
 }
 
@@ -84,6 +104,7 @@ Deployment deploymentFromFlags(const ParallelFlags &flags) {
     }
   }
 
+  checkWorldBound("command line", d);
   if (flags.ppPartition)
     transformer.ppPartition =
         parsePartition("--pp-layer-partition", *flags.ppPartition);
@@ -149,6 +170,7 @@ Placement readPlacement(const JsonObject &object, const std::string &name) {
       object.fail("kv_cache", "is '" + *cache + "'; allowed: none, paged");
     placement.pagedKVCache = *cache == "paged";
   }
+  checkWorldBound(object.file() + ": components." + name, d);
   if (object.has("pp_partition"))
     placement.ppPartition =
         object.getIntList("pp_partition", -kMaxRank, kMaxRank);

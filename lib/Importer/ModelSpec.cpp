@@ -383,11 +383,12 @@ void readVaeCompression(const std::string &path, ModelSpec &spec) {
     // AutoencoderKLWan / QwenImage: every stage halves space, the flagged
     // ones also halve time.
     const json &flags = vae.raw().at("temperal_downsample");
-    if (!flags.is_array() ||
+    if (!flags.is_array() || flags.empty() || flags.size() > 10 ||
         !std::all_of(flags.begin(), flags.end(),
                      [](const json &f) { return f.is_boolean(); }))
       vae.fail("temperal_downsample", "is " + describeJson(flags) +
-                                          ", expected a list of booleans");
+                                          ", expected a list of 1 to 10 "
+                                          "booleans");
     spatial = int64_t(1) << flags.size();
     if (!temporal)
       temporal = int64_t(1) << std::count(flags.begin(), flags.end(), true);
@@ -521,14 +522,16 @@ Workload resolveWorkload(const ModelSpec &spec,
   w.branches = info.branches;
   w.textTokens = info.textTokens;
 
-  for (auto [flag, value, patch] :
-       {std::tuple<const char *, int64_t, int64_t>{"--height", w.height,
-                                                    spec.patch[1]},
-        {"--width", w.width, spec.patch[2]}}) {
+  for (auto [flag, value, patch, given] :
+       {std::tuple<const char *, int64_t, int64_t, bool>{
+            "--height", w.height, spec.patch[1], bool(options.height)},
+        {"--width", w.width, spec.patch[2], bool(options.width)}}) {
     int64_t step = spec.vaeSpatial * patch;
     if (value % step != 0)
-      throw BadInput(std::string("command line: ") + flag + " " +
-                     std::to_string(value) + " is not divisible by " +
+      throw BadInput(std::string(given ? "command line: " : "") + flag + " " +
+                     std::to_string(value) +
+                     (given ? "" : " (the family default)") +
+                     " is not divisible by " +
                      std::to_string(step) + " (VAE compression " +
                      std::to_string(spec.vaeSpatial) + " x patch " +
                      std::to_string(patch) + " of " + spec.name +

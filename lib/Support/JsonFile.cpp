@@ -37,6 +37,13 @@ json JsonObject::parseFile(const std::string &path) {
     throw BadInput(path + ": no such file");
   if (S_ISDIR(info.st_mode))
     throw BadInput(path + ": is a folder, expected a JSON file");
+  if (!S_ISREG(info.st_mode))
+    throw BadInput(path + ": is not a regular file, expected a JSON file");
+  constexpr off_t kMaxJsonBytes = 64 << 20;
+  if (info.st_size > kMaxJsonBytes)
+    throw BadInput(path + ": is " + std::to_string(info.st_size) +
+                   " bytes; JSON inputs may be at most " +
+                   std::to_string(kMaxJsonBytes) + " bytes");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw BadInput(path + ": cannot be read");
@@ -64,6 +71,12 @@ json JsonObject::parseFile(const std::string &path) {
       what = what.substr(colon + 2);
     throw BadInput(path + ": malformed JSON at line " + std::to_string(line) +
                    ", column " + std::to_string(column) + ": " + what);
+  } catch (const json::exception &error) {
+    // e.g. a number literal beyond double range (1e400).
+    std::string what = error.what();
+    if (auto bracket = what.find("] "); bracket != std::string::npos)
+      what = what.substr(bracket + 2);
+    throw BadInput(path + ": malformed JSON: " + what);
   }
   if (!parsed.is_object())
     throw BadInput(path + ": top level is " + describeJson(parsed) +
@@ -172,8 +185,9 @@ std::vector<int64_t> JsonObject::getIntList(const std::string &field,
                                             int64_t min, int64_t max) const {
   const json &value = require(field, "a list of " + intRange(min, max));
   if (!value.is_array())
-    fail(field, "is " + describeJson(value) + ", expected a list of " +
-                    intRange(min, max) + "s");
+    fail(field, "is " + describeJson(value) +
+                    ", expected a list of integers in [" + std::to_string(min) +
+                    ", " + std::to_string(max) + "]");
   std::vector<int64_t> out;
   for (size_t i = 0; i < value.size(); ++i)
     out.push_back(checkInt(*this, field + "[" + std::to_string(i) + "]",
@@ -184,8 +198,9 @@ std::vector<int64_t> JsonObject::getIntList(const std::string &field,
 std::vector<std::vector<int64_t>>
 JsonObject::getIntLists(const std::string &field, int64_t min,
                         int64_t max) const {
-  std::string expected = "a non-empty list of non-empty lists of " +
-                         intRange(min, max) + "s";
+  std::string expected = "a non-empty list of non-empty lists of integers "
+                         "in [" + std::to_string(min) + ", " +
+                         std::to_string(max) + "]";
   const json &value = require(field, expected);
   if (!value.is_array() || value.empty())
     fail(field, "is " + describeJson(value) + ", expected " + expected);
@@ -194,8 +209,8 @@ JsonObject::getIntLists(const std::string &field, int64_t min,
     std::string item = field + "[" + std::to_string(i) + "]";
     if (!value[i].is_array() || value[i].empty())
       fail(item, "is " + describeJson(value[i]) +
-                     ", expected a non-empty list of " + intRange(min, max) +
-                     "s");
+                     ", expected a non-empty list of integers in [" +
+                     std::to_string(min) + ", " + std::to_string(max) + "]");
     std::vector<int64_t> inner;
     for (size_t j = 0; j < value[i].size(); ++j)
       inner.push_back(checkInt(*this, item + "[" + std::to_string(j) + "]",

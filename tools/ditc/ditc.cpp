@@ -118,8 +118,8 @@ WorkloadOptions mergeWorkload(WorkloadOptions base,
   return base;
 }
 
-/// The flags that would select `degrees`, for suggestions.
-std::string degreesAsFlags(const Degrees &d) {
+/// The flags that would select `degrees` on `numGpus` GPUs.
+std::string degreesAsFlags(const Degrees &d, int64_t numGpus) {
   struct FlagOf {
     Axis axis;
     const char *flag;
@@ -131,7 +131,7 @@ std::string degreesAsFlags(const Degrees &d) {
                                  {Axis::CFG, "--cfg-parallel-size"},
                                  {Axis::PP, "--pp-size"},
                                  {Axis::DP, "--dp-size"}};
-  std::string out = "--num-gpus " + std::to_string(d.worldSize());
+  std::string out = "--num-gpus " + std::to_string(numGpus);
   for (const FlagOf &f : flags)
     if (d[f.axis] > 1)
       out += std::string(" ") + f.flag + " " + std::to_string(d[f.axis]);
@@ -228,9 +228,11 @@ int runCheck(const std::vector<std::string> &argv) {
       llvm::outs() << severityName(d.severity) << "[" << d.rule
                    << "]: " << d.message << "\n";
     for (const Degrees &s : report.suggestions)
-      llvm::outs() << "suggestion: " << degreesAsFlags(s) << "\n";
+      llvm::outs() << "suggestion: " << degreesAsFlags(s, s.worldSize())
+                   << "\n";
     llvm::outs() << (report.legal() ? "legal" : "illegal") << ": "
-                 << spec.name << " with " << degreesAsFlags(report.config.degrees)
+                 << spec.name << " with "
+                 << degreesAsFlags(report.config.degrees, report.config.numGpus)
                  << ", " << report.config.sequenceLength
                  << " image tokens\n";
   }
@@ -241,6 +243,11 @@ int runModels(const std::vector<std::string> &argv) {
   ArgParser args("ditc models");
   args.parse(argv);
   args.expectPositionals(0, "no arguments");
+  if (listBundledModels().empty())
+    throw BadInput(bundledModelsDir() +
+                   ": holds no bundled models (folders with "
+                   "transformer/config.json); set DITC_MODELS_DIR to the "
+                   "models/ folder of a ditc checkout");
   printBundledModels(llvm::outs());
   return 0;
 }

@@ -100,6 +100,19 @@ LogicalResult MeshAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     if (value < 1)
       return emitError() << "mesh axis '" << what
                          << "' must have a positive size, got " << value;
+  // Beyond 2^20 ranks no real deployment exists, and group tables would
+  // not fit in memory; the product is checked without overflow.
+  constexpr int64_t kMaxRanks = int64_t(1) << 20;
+  int64_t ranks = 1;
+  for (int64_t value : {dp, cfg, pp, ring, kvGather, ulysses, tp}) {
+    if (value > kMaxRanks / ranks)
+      return emitError() << "mesh has more than " << kMaxRanks
+                         << " ranks (dp " << dp << " x cfg " << cfg << " x pp "
+                         << pp << " x ring " << ring << " x kv_gather "
+                         << kvGather << " x ulysses " << ulysses << " x tp "
+                         << tp << ")";
+    ranks *= value;
+  }
   return success();
 }
 
@@ -135,8 +148,8 @@ LogicalResult DeploymentAttr::verify(
                     })))
     return emitError() << "mesh_order must name the seven mesh axes, got "
                        << meshOrder;
-  if (numGpus < 1)
-    return emitError() << "deployment num_gpus must be positive, got "
+  if (numGpus < 1 || numGpus > (int64_t(1) << 20))
+    return emitError() << "deployment num_gpus must be in [1, 1048576], got "
                        << numGpus;
   for (IntegerAttr count : {nnodes, gpusPerNode})
     if (count && count.getInt() < 1)

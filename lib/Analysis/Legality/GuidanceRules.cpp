@@ -9,6 +9,16 @@ namespace ditc::rules {
 /// model with true CFG and a branch count it divides. A guidance scale of at
 /// most 1 turns guidance off, which leaves the cfg ranks idle: a warning.
 void checkCFGBranches(const LegalityContext &ctx, DiagnosticSink &sink) {
+  // Only the denoiser runs guidance branches; another component with
+  // cfg > 1 would split branches it does not have.
+  for (const Placement &placement : ctx.deployment.placements)
+    if (placement.component != "transformer" &&
+        placement.degrees[Axis::CFG] > 1)
+      sink.report("cfg-branches", Severity::Error,
+                  placement.component + " has cfg " +
+                      std::to_string(placement.degrees[Axis::CFG]) +
+                      ", but only the transformer runs guidance branches",
+                  placement.component);
   int64_t cfg = ctx.transformer().degrees[Axis::CFG];
   if (cfg < 2)
     return;

@@ -187,13 +187,18 @@ Deployment deploymentFromModule(ModuleOp module) {
       }
   }
   if (!deployment.find("transformer")) {
+    bool declared = bool(module->getAttr(dit::DitDialect::kDeploymentAttrName));
     Placement transformer;
     transformer.component = "transformer";
     if (auto mesh = module->getAttrOfType<dit::MeshAttr>(
             dit::DitDialect::kMeshAttrName))
       transformer.degrees = degreesOf(mesh);
-    transformer.instances = defaultInstances(transformer.degrees);
-    deployment.numGpus = transformer.degrees.worldSize();
+    transformer.instances =
+        defaultInstances(transformer.degrees, deployment.meshOrder);
+    // A declared deployment keeps its world size (world-size then reports
+    // the unplaced transformer); a bare mesh defines it.
+    if (!declared)
+      deployment.numGpus = transformer.degrees.worldSize();
     deployment.placements.push_back(std::move(transformer));
   }
   return deployment;
@@ -272,19 +277,24 @@ FailureOr<LegalityContext> buildLegalityContext(ModuleOp module,
 namespace {
 
 /// Every way to write `n` as a product of the seven degrees, ring and
-/// kv_gather never both above 1.
+/// kv_gather never both above 1. Only divisors are visited, so the walk is
+/// linear in the number of factorizations (230230 for 2^20).
 void enumerateDegrees(int64_t n, size_t axis, Degrees current,
+                      const std::vector<int64_t> &divisors,
                       const std::function<void(const Degrees &)> &visit) {
-  if (axis == kAllAxes.size()) {
-    if (n == 1 && !(current[Axis::Ring] > 1 && current[Axis::KVGather] > 1))
+  if (axis + 1 == kAllAxes.size()) {
+    current[kAllAxes[axis]] = n;
+    if (!(current[Axis::Ring] > 1 && current[Axis::KVGather] > 1))
       visit(current);
     return;
   }
-  for (int64_t f = 1; f <= n; ++f) {
+  for (int64_t f : divisors) {
+    if (f > n)
+      break;
     if (n % f)
       continue;
     current[kAllAxes[axis]] = f;
-    enumerateDegrees(n / f, axis + 1, current, visit);
+    enumerateDegrees(n / f, axis + 1, current, divisors, visit);
   }
 }
 
@@ -297,12 +307,12 @@ double distance(const Degrees &a, const Degrees &b) {
   return sum;
 }
 
-bool legalDegrees(const LegalityContext &base, const Degrees &candidate) {
-  LegalityContext ctx = base;
-  Placement &transformer = *ctx.deployment.find("transformer");
+/// Checks `candidate` with the degree rules on `scratch`, a copy of the
+/// context whose transformer is rewritten in place for every candidate.
+bool legalDegrees(LegalityContext &scratch, const Degrees &candidate) {
+  Placement &transformer = *scratch.deployment.find("transformer");
   transformer.degrees = candidate;
-  transformer.ppPartition.clear();
-  transformer.instances = defaultInstances(candidate, ctx.deployment.meshOrder);
+  const LegalityContext &ctx = scratch;
   DiagnosticSink quiet(/*detailed=*/false);
   for (const LegalityRule &rule : legalityRules())
     if (rule.degreeRule)
@@ -312,14 +322,26 @@ bool legalDegrees(const LegalityContext &base, const Degrees &candidate) {
 
 std::vector<Degrees> suggest(const LegalityContext &ctx) {
   const Degrees requested = ctx.transformer().degrees;
+  // The degree rules read no rank lists, so the scratch context drops them
+  // rather than rebuilding them per candidate.
+  LegalityContext scratch = ctx;
+  for (Placement &placement : scratch.deployment.placements)
+    placement.instances.clear();
+  scratch.deployment.find("transformer")->ppPartition.clear();
+  int64_t n = ctx.deployment.numGpus;
+  std::vector<int64_t> divisors;
+  for (int64_t f = 1; f * f <= n; ++f)
+    if (n % f == 0) {
+      divisors.push_back(f);
+      if (f != n / f)
+        divisors.push_back(n / f);
+    }
+  std::sort(divisors.begin(), divisors.end());
   std::vector<std::pair<double, Degrees>> legal;
-  enumerateDegrees(ctx.deployment.numGpus, 0, Degrees(),
-                   [&](const Degrees &candidate) {
-                     if (!(candidate == requested) &&
-                         legalDegrees(ctx, candidate))
-                       legal.emplace_back(distance(candidate, requested),
-                                          candidate);
-                   });
+  enumerateDegrees(n, 0, Degrees(), divisors, [&](const Degrees &candidate) {
+    if (!(candidate == requested) && legalDegrees(scratch, candidate))
+      legal.emplace_back(distance(candidate, requested), candidate);
+  });
   std::stable_sort(legal.begin(), legal.end(),
                    [](const auto &a, const auto &b) {
                      return a.first < b.first;

@@ -385,3 +385,8 @@ func.func @cfg_select_divides(%a: tensor<1x4xf32>) {
   %0 = dit.cfg_select %a, %a, %a {slot = 0 : i64, cfg = 2 : i64} : tensor<1x4xf32>, tensor<1x4xf32>, tensor<1x4xf32> -> tensor<1x4xf32>
   return
 }
+
+// -----
+
+// expected-error @+1 {{mesh has more than 1048576 ranks (dp 1 x cfg 1 x pp 1 x ring 1 x kv_gather 1 x ulysses 4096 x tp 4096)}}
+module attributes {dit.mesh = #dit.mesh<ulysses = 4096, tp = 4096>} {}
