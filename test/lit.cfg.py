@@ -24,6 +24,8 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 # so bad-input tests pin exit code 2 rather than just "non-zero".
 config.substitutions.append(
     ("%expect-exit", os.path.join(config.test_source_root, "expect-exit.sh")))
+config.substitutions.append(
+    ("%add-mesh", os.path.join(config.test_source_root, "add-mesh.sh")))
 config.substitutions.append(("%models", os.path.join(config.ditc_src_root, "models")))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 if config.ditc_runtime in ("ON", "1", "TRUE", "True"):

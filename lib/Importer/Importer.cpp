@@ -179,7 +179,7 @@ private:
         TextPositionAttr::get(b.getContext(), position),
         b.getBoolAttr(varlen),
         KVCacheAttr::get(b.getContext(), KVCache::None), StringAttr(),
-        b.getBoolAttr(true));
+        b.getBoolAttr(true), UnitAttr());
     return op;
   }
 

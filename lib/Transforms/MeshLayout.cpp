@@ -29,6 +29,16 @@ int16_t MeshInfo::gridAxis(Axis axis) const {
   return -1;
 }
 
+std::vector<Axis> MeshInfo::sequenceAxes() const {
+  std::vector<Axis> axes;
+  for (Axis axis : order)
+    if ((axis == Axis::Ring || axis == Axis::KVGather ||
+         axis == Axis::Ulysses) &&
+        size(axis) > 1)
+      axes.push_back(axis);
+  return axes;
+}
+
 FailureOr<MeshInfo> readMeshInfo(ModuleOp module) {
   MeshInfo info;
   info.grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(

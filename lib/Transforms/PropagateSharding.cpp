@@ -85,11 +85,8 @@ struct PropagateShardingPass
       return signalPassFailure();
     mesh = *info;
     Builder b(&getContext());
-    for (Axis axis : mesh.order)
-      if ((axis == Axis::Ring || axis == Axis::KVGather ||
-           axis == Axis::Ulysses) &&
-          mesh.size(axis) > 1)
-        sequenceAxes.push_back(b.getStringAttr(axisName(axis)));
+    for (Axis axis : mesh.sequenceAxes())
+      sequenceAxes.push_back(b.getStringAttr(axisName(axis)));
     tp = mesh.size(Axis::TP);
 
     for (auto fn : module.getOps<func::FuncOp>()) {

@@ -267,10 +267,15 @@ LogicalResult AttentionOp::verify() {
     if (k.getDimSize(0) != batch || k.getDimSize(2) != width)
       return emitOpError() << "k/v shape " << shapeString(k.getShape())
                            << " does not match q " << shapeString(q.getShape());
-    if (getKind() != AttentionKind::Cross && k.getDimSize(1) != queries)
+    if (getKind() != AttentionKind::Cross && !getGatheredKv() &&
+        k.getDimSize(1) != queries)
       return emitOpError() << stringifyAttentionKind(getKind())
                            << " attention needs as many keys as queries, got "
                            << k.getDimSize(1) << " keys for " << queries
+                           << " queries";
+    if (getGatheredKv() && k.getDimSize(1) < queries)
+      return emitOpError() << "gathered keys cover " << k.getDimSize(1)
+                           << " rows, fewer than the " << queries
                            << " queries";
   }
   if (getKind() == AttentionKind::Joint) {

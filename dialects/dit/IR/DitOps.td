@@ -209,7 +209,9 @@ def Dit_AttentionOp : Dit_Op<"attention", [Pure]> {
     packing), `kv_cache` a paged KV cache, `backend` the attention kernel
     (for example `"fa"`, `"sage_attn"`, `"sdpa"`), and `shard_over_sp`
     whether sequence parallelism may split this attention's heads (when
-    false, heads split over TP only).
+    false, heads split over TP only). After partitioning, `gathered_kv`
+    marks a self or joint attention whose keys and values were all-gathered
+    over sequence shards: they then cover more rows than the local queries.
 
     ```mlir
     %o = dit.attention self %q, %k, %v {num_heads = 40 : i64, head_dim = 128 : i64}
@@ -228,7 +230,8 @@ def Dit_AttentionOp : Dit_Op<"attention", [Pure]> {
     DefaultValuedAttr<BoolAttr, "false">:$varlen,
     DefaultValuedAttr<Dit_KVCacheAttr, "::mlir::dit::KVCache::None">:$kv_cache,
     OptionalAttr<StrAttr>:$backend,
-    DefaultValuedAttr<BoolAttr, "true">:$shard_over_sp);
+    DefaultValuedAttr<BoolAttr, "true">:$shard_over_sp,
+    UnitAttr:$gathered_kv);
   let results = (outs Dit_Tensor:$result);
   let assemblyFormat = [{
     `` $kind $operands attr-dict `:` type($operands) `->` type($result)

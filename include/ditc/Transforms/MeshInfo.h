@@ -19,6 +19,9 @@ struct MeshInfo {
   /// The grid axis index of `axis`.
   int16_t gridAxis(Axis axis) const;
   int64_t size(Axis axis) const { return degrees[axis]; }
+  /// The axes that split image tokens (ring, kv_gather, ulysses above 1),
+  /// in mesh order: a rank's token block is row-major over them.
+  std::vector<Axis> sequenceAxes() const;
 };
 
 /// Name of the grid symbol dit-mesh-layout emits.

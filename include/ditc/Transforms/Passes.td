@@ -118,4 +118,43 @@ def PropagateSharding : Pass<"dit-propagate-sharding", "::mlir::ModuleOp"> {
   ];
 }
 
+def InsertCollectives : Pass<"dit-insert-collectives", "::mlir::ModuleOp"> {
+  let summary = "Partition to local shapes and insert the upstream shard collectives";
+  let description = [{
+    Turns the annotated global-shape transformer into the SPMD program every
+    rank runs: each value takes its local shape (from `dit.sharding`), and
+    where shardings meet, the collective that reconciles them is inserted as
+    an upstream `shard` op on `@mesh` (collectives are only well typed on
+    local shapes, so partitioning and insertion are one step):
+
+    * TP: `shard.all_reduce` after each row-parallel linear;
+    * Ulysses: one `shard.all_to_all` before each attention with Q, K and V
+      stacked into the one exchange (text tokens of a joint attention take
+      their head slice with `shard.all_slice` instead), and one after
+      (`shard.all_gather` of the text heads);
+    * kv_gather: `shard.all_gather` of the image rows of K and V; an
+      attention with `shard_over_sp = false` gathers them over every
+      sequence axis;
+    * ring: the attention op keeps its rows and holds the ring group
+      (`dit.ring_axis`); K/V rotate inside it with an online-softmax merge;
+    * CFG: in `@denoise_step` each rank runs its branch slots
+      (`dit.cfg_select` picks their inputs), and one `shard.all_gather`
+      over cfg per step brings the predictions to `dit.cfg_combine`.
+
+    The denoising state stays in patch-token layout, split like the image
+    tokens: `dit.unpatchify` disappears, `dit.patch_embed` projects
+    patchified tokens, and the elementwise scheduler step runs on the
+    local tokens, so latents never need gathering between steps.
+
+    ```mlir
+    %o = dit.linear %h {dit.tp = "row", ...} : tensor<1x16x8xbf16> -> tensor<1x16x8xbf16>
+    %r = shard.all_reduce %o on @mesh grid_axes = [6] : tensor<1x16x8xbf16> -> tensor<1x16x8xbf16>
+    ```
+  }];
+  let dependentDialects = ["::mlir::shard::ShardDialect", "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numCollectives", "collectives", "Collectives inserted">
+  ];
+}
+
 #endif // DITC_TRANSFORMS_PASSES_TD

@@ -1,0 +1,84 @@
+// dit-insert-collectives on the tiny bundled models: each axis alone, and
+// the combinations the partitioner must compose.
+// RUN: ditc import tiny-wan --height 128 --width 128 --num-frames 5 --dtype f32 -o %t.wan.mlir
+// RUN: ditc import tiny-flux --height 128 --width 128 --dtype f32 -o %t.flux.mlir
+// RUN: %add-mesh "tp = 2" %t.wan.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives | FileCheck %s --check-prefix=TP
+// RUN: %add-mesh "ulysses = 2" %t.wan.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives | FileCheck %s --check-prefix=ULYSSES
+// RUN: %add-mesh "ring = 2" %t.wan.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives | FileCheck %s --check-prefix=RING
+// RUN: %add-mesh "kv_gather = 2" %t.wan.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives | FileCheck %s --check-prefix=KV
+// RUN: %add-mesh "cfg = 2" %t.wan.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives | FileCheck %s --check-prefix=CFG
+// RUN: %add-mesh "cfg = 2, tp = 2" %t.wan.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives | FileCheck %s --check-prefix=CFGTP
+// RUN: %add-mesh "cfg = 2, ulysses = 2" %t.wan.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives | FileCheck %s --check-prefix=CFGU
+// RUN: %add-mesh "ulysses = 2, tp = 2" %t.flux.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives | FileCheck %s --check-prefix=FLUXTPU
+// RUN: %add-mesh "ring = 2, ulysses = 2" %t.flux.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives | FileCheck %s --check-prefix=FLUXUR
+
+// Tensor parallel: the latents arrive as patch tokens; every row-parallel linear is
+// followed by an all-reduce over the tp grid axis (6).
+// TP-LABEL: func.func @transformer(%arg0: tensor<1x128x16xf32>
+// TP: dit.linear {{.*}}dit.tp = "column"{{.*}}weight = "blocks.0.attn1.to_q"} : tensor<1x128x32xf32> -> tensor<1x128x16xf32>
+// TP: dit.rms_norm {{.*}}dit.reduce_stats_over = ["tp"]{{.*}}weight = "blocks.0.attn1.norm_q"} : tensor<1x128x16xf32>
+// TP: dit.attention self {{.*}}num_heads = 2 : i64} : tensor<1x128x16xf32>, tensor<1x128x16xf32>, tensor<1x128x16xf32> -> tensor<1x128x16xf32>
+// TP-NEXT: dit.linear {{.*}}dit.tp = "row"{{.*}}weight = "blocks.0.attn1.to_out.0"} : tensor<1x128x16xf32> -> tensor<1x128x32xf32>
+// TP-NEXT: shard.all_reduce {{.*}} on @mesh grid_axes = [6] : tensor<1x128x32xf32> -> tensor<1x128x32xf32>
+// TP: weight = "blocks.0.ffn.net.2"
+// TP-NEXT: shard.all_reduce
+// TP-NOT: dit.unpatchify
+// TP: return {{.*}} : tensor<1x128x16xf32>
+
+// Ulysses: Q, K, V stacked into one all-to-all in, one all-to-all out;
+// cross attention against the replicated text exchanges nothing.
+// ULYSSES-LABEL: func.func @transformer(%arg0: tensor<1x64x16xf32>
+// ULYSSES: dit.stack {{.*}} {axis = 2 : i64} : tensor<1x64x32xf32>, tensor<1x64x32xf32>, tensor<1x64x32xf32> -> tensor<1x64x3x32xf32>
+// ULYSSES-NEXT: shard.all_to_all {{.*}} on @mesh grid_axes = [5] split_axis = 3 concat_axis = 1 : tensor<1x64x3x32xf32> -> tensor<1x128x3x16xf32>
+// ULYSSES-NEXT: dit.unstack
+// ULYSSES-NEXT: dit.attention self {{.*}}num_heads = 2 : i64} : tensor<1x128x16xf32>
+// ULYSSES-NEXT: shard.all_to_all {{.*}} split_axis = 1 concat_axis = 2 : tensor<1x128x16xf32> -> tensor<1x64x32xf32>
+// ULYSSES: dit.attention cross {{.*}}num_heads = 4 : i64} : tensor<1x64x32xf32>, tensor<1x512x32xf32>, tensor<1x512x32xf32> -> tensor<1x64x32xf32>
+// ULYSSES-NEXT: dit.linear
+
+// Ring: rows stay put; the attention holds the ring group (grid axis 3).
+// RING-LABEL: func.func @transformer(%arg0: tensor<1x64x16xf32>
+// RING: dit.rope {{.*}}sequence_shards = 2 : i64
+// RING: dit.attention self {{.*}}dit.ring_axis = 3 : i64{{.*}} : tensor<1x64x32xf32>
+// RING-NOT: shard.
+
+// K/V-gather: K and V all-gathered over grid axis 4 before each self-attention.
+// KV-LABEL: func.func @transformer
+// KV: shard.all_gather {{.*}} on @mesh grid_axes = [4] gather_axis = 1 : tensor<1x64x32xf32> -> tensor<1x128x32xf32>
+// KV-NEXT: shard.all_gather {{.*}} on @mesh grid_axes = [4] gather_axis = 1 : tensor<1x64x32xf32> -> tensor<1x128x32xf32>
+// KV-NEXT: dit.attention self {{.*}} : tensor<1x64x32xf32>, tensor<1x128x32xf32>, tensor<1x128x32xf32> -> tensor<1x64x32xf32>
+
+// Guidance branches: each rank runs its branch, one all-gather over cfg (grid axis 1) per step.
+// CFG-LABEL: func.func @denoise_step(%arg0: tensor<1x128x16xf32>
+// CFG: dit.cfg_select %arg4, %arg5 {cfg = 2 : i64, slot = 0 : i64}
+// CFG-NEXT: call @transformer
+// CFG-NOT: call @transformer
+// CFG: dit.stack {{.*}} {axis = 0 : i64} : tensor<1x128x16xf32> -> tensor<1x1x128x16xf32>
+// CFG-NEXT: shard.all_gather {{.*}} on @mesh grid_axes = [1] gather_axis = 0 : tensor<1x1x128x16xf32> -> tensor<2x1x128x16xf32>
+// CFG-NEXT: dit.unstack
+// CFG-NEXT: dit.cfg_combine
+// CFG-NEXT: dit.scheduler_step flow_match_euler {{.*}} : tensor<1x128x16xf32>, tensor<f32>
+
+// CFG and tensor parallel at once.
+// CFGTP: shard.all_reduce {{.*}} grid_axes = [6]
+// CFGTP: func.func @denoise_step
+// CFGTP: shard.all_gather {{.*}} grid_axes = [1] gather_axis = 0
+
+// CFG and Ulysses: a2a on grid axis 5, the branch exchange on grid axis 1.
+// CFGU: shard.all_to_all {{.*}} grid_axes = [5]
+// CFGU: func.func @denoise_step(%arg0: tensor<1x64x16xf32>
+// CFGU: shard.all_gather {{.*}} grid_axes = [1] gather_axis = 0 : tensor<1x1x64x16xf32> -> tensor<2x1x64x16xf32>
+
+// Tensor parallel and Ulysses on FLUX's joint attention: text keeps its rows and takes its
+// heads with all_slice; image rows go through the all-to-all.
+// FLUXTPU-LABEL: func.func @transformer
+// FLUXTPU: shard.all_slice {{.*}} on @mesh grid_axes = [5] slice_axis = 3 : tensor<1x512x3x16xf32> -> tensor<1x512x3x8xf32>
+// FLUXTPU: shard.all_to_all {{.*}} grid_axes = [5] split_axis = 3 concat_axis = 1 : tensor<1x32x3x16xf32> -> tensor<1x64x3x8xf32>
+// FLUXTPU: dit.attention joint {{.*}}num_heads = 1 : i64, text_tokens = 512 : i64} : tensor<1x576x8xf32>
+// FLUXTPU: shard.all_gather {{.*}} grid_axes = [5] gather_axis = 2 : tensor<1x512x8xf32> -> tensor<1x512x16xf32>
+// FLUXTPU: shard.all_to_all {{.*}} split_axis = 1 concat_axis = 2 : tensor<1x64x8xf32> -> tensor<1x32x16xf32>
+// FLUXTPU: dit.tp = "row", dit.tp_segments = array<i64: 32, 128>
+
+// Ulysses x ring: the all-to-all gives the ring block its full rows.
+// FLUXUR: shard.all_to_all {{.*}} grid_axes = [5] split_axis = 3 concat_axis = 1 : tensor<1x16x3x32xf32> -> tensor<1x32x3x16xf32>
+// FLUXUR: dit.attention joint {{.*}}dit.ring_axis = 3 : i64{{.*}}num_heads = 2 : i64
