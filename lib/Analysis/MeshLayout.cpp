@@ -91,4 +91,32 @@ placementGroups(const Placement &placement, Axis axis,
   return groups;
 }
 
+std::vector<Degrees> rankCoordinates(const Placement &placement,
+                                     const std::vector<Axis> &order,
+                                     int64_t numRanks) {
+  Degrees unused;
+  unused.sizes.fill(-1);
+  std::vector<Degrees> coords(numRanks, unused);
+  Degrees local = placement.degrees;
+  local[Axis::DP] = 1;
+  std::vector<Axis> localOrder;
+  for (Axis a : order.empty() ? MeshLayout::defaultOrder() : order)
+    if (a != Axis::DP)
+      localOrder.push_back(a);
+  MeshLayout layout(local, localOrder);
+  for (size_t replica = 0; replica < placement.instances.size(); ++replica) {
+    const std::vector<int64_t> &ranks = placement.instances[replica];
+    for (size_t position = 0; position < ranks.size(); ++position) {
+      int64_t rank = ranks[position];
+      if (rank < 0 || rank >= numRanks || int64_t(position) >= layout.size())
+        continue;
+      Degrees &c = coords[rank];
+      for (Axis axis : kAllAxes)
+        c[axis] = axis == Axis::DP ? int64_t(replica)
+                                   : layout.coordinate(position, axis);
+    }
+  }
+  return coords;
+}
+
 } // namespace ditc

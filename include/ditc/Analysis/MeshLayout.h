@@ -54,6 +54,12 @@ std::vector<std::vector<int64_t>>
 placementGroups(const Placement &placement, Axis axis,
                 const std::vector<Axis> &order);
 
+/// Every rank's coordinate on every axis under `placement` (dp is the
+/// replica index); ranks the placement does not use get -1 everywhere.
+std::vector<Degrees> rankCoordinates(const Placement &placement,
+                                     const std::vector<Axis> &order,
+                                     int64_t numRanks);
+
 } // namespace ditc
 
 #endif // DITC_ANALYSIS_MESHLAYOUT_H

@@ -157,4 +157,65 @@ def InsertCollectives : Pass<"dit-insert-collectives", "::mlir::ModuleOp"> {
   ];
 }
 
+def SplitStages : Pass<"dit-split-stages", "::mlir::ModuleOp"> {
+  let summary = "Cut each transformer into pipeline stages joined by send/recv";
+  let description = [{
+    With pp > 1, every op of a transformer function goes to a stage: an op
+    of block `i` (`dit.block`) to the stage whose contiguous block range
+    holds `i` (the deployment's `pp_partition`, or the default split that
+    puts the remainder on the middle stages); an op outside the blocks to
+    the latest stage among its operands (so embeddings run on the first
+    stage and the final projection on the last). Each stage becomes a
+    function `@<name>_stage<k>`. A value defined before a boundary and used
+    after it crosses it: the stage before sends it with `shard.send` over
+    the pp grid axis and the stage after receives it with `shard.recv`,
+    forwarding through middle stages, in the order the values are defined.
+    The original function becomes a declaration that names its stages in
+    `dit.stages`.
+
+    ```mlir
+    func.func @transformer_stage0(...) {
+      ...
+      %s = shard.send %h on @mesh grid_axes = [2] destination = [1] : (tensor<1x64x32xf32>) -> tensor<1x64x32xf32>
+    }
+    func.func @transformer_stage1(...) -> tensor<1x64x16xf32> {
+      %e = tensor.empty() : tensor<1x64x32xf32>
+      %h = shard.recv %e on @mesh grid_axes = [2] source = [0] : (tensor<1x64x32xf32>) -> tensor<1x64x32xf32>
+      ...
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::shard::ShardDialect", "::mlir::tensor::TensorDialect"];
+}
+
+def LowerRoles : Pass<"dit-lower-roles", "::mlir::ModuleOp"> {
+  let summary = "One SPMD program per role (PP stage x CFG coordinate) and a rank table";
+  let description = [{
+    Specializes `@denoise_step` for every role, a (pipeline stage, cfg
+    coordinate) pair, into `@role_s<stage>_c<cfg>`: `dit.cfg_select` becomes
+    the role's own branch input, transformer calls go to the role's stage
+    function, and only the last stage keeps the CFG exchange, the combine
+    and the scheduler step. With pp > 1 the last stage sends the updated
+    latents back to the first stage, which receives them for the next step
+    (both marked `dit.between_steps`, skipped after the final step). Every
+    other axis (dp, tp, ulysses, ring, kv_gather) runs the same program on
+    its own slices, so the number of programs never grows with the rank
+    count. `dit.rank_roles` maps each rank to its role's index in
+    `dit.roles`.
+  }];
+  let dependentDialects = ["::mlir::shard::ShardDialect", "::mlir::tensor::TensorDialect"];
+}
+
+def VerifyCollectives : Pass<"dit-verify-collectives", "::mlir::ModuleOp"> {
+  let summary = "Check that every group's ranks issue matching collectives";
+  let description = [{
+    For every group of every axis, the member ranks' role programs must
+    issue the same sequence of collectives on that group's axis, with the
+    same kinds, shapes, element types and axes, and each stage's sends must
+    match the next stage's receives one for one. A mismatch would hang or
+    scramble a run; here it is a compile error that names the op and both
+    roles.
+  }];
+}
+
 #endif // DITC_TRANSFORMS_PASSES_TD

@@ -1,0 +1,158 @@
+//===- LowerRoles.cpp - the dit-lower-roles pass --------------------------===//
+//
+// Specializes each denoising step function for every (PP stage, CFG
+// coordinate) role, and records which role every rank runs.
+//
+//===----------------------------------------------------------------------===//
+#include "ditc/Analysis/Legality.h"
+#include "ditc/Analysis/MeshLayout.h"
+#include "ditc/Transforms/Passes.h"
+#include "ditc/Transforms/Roles.h"
+
+#include "dit/IR/DitOps.h"
+
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace ditc {
+#define GEN_PASS_DEF_LOWERROLES
+#include "ditc/Transforms/Passes.h.inc"
+} // namespace ditc
+
+using namespace mlir;
+using namespace mlir::dit;
+
+namespace ditc {
+namespace {
+
+struct LowerRolesPass : impl::LowerRolesBase<LowerRolesPass> {
+  MeshInfo mesh;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<MeshInfo> info = readMeshInfo(module);
+    if (failed(info))
+      return signalPassFailure();
+    mesh = *info;
+    int64_t stages = mesh.size(Axis::PP), cfg = mesh.size(Axis::CFG);
+
+    SmallVector<func::FuncOp> steps;
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      auto component =
+          fn->getAttrOfType<StringAttr>(DitDialect::kComponentAttrName);
+      if (!fn.isExternal() && component && component.getValue() == "denoise_step")
+        steps.push_back(fn);
+    }
+    if (steps.empty()) {
+      module.emitError() << "dit-lower-roles found no @denoise_step";
+      return signalPassFailure();
+    }
+    OpBuilder b(&getContext());
+    SmallVector<Attribute> roles;
+    for (func::FuncOp step : steps) {
+      for (int64_t s = 0; s < stages; ++s)
+        for (int64_t c = 0; c < cfg; ++c) {
+          FailureOr<func::FuncOp> role = lower(b, step, s, c, stages, cfg);
+          if (failed(role))
+            return signalPassFailure();
+          roles.push_back(FlatSymbolRefAttr::get(role->getNameAttr()));
+        }
+      step.erase();
+    }
+    module->setAttr(kRolesAttrName, b.getArrayAttr(roles));
+
+    // Rank table: role index s * cfg + c of the first step function.
+    Deployment deployment = deploymentFromModule(module);
+    const Placement &transformer = *deployment.find("transformer");
+    std::vector<Degrees> coords =
+        rankCoordinates(transformer, mesh.order, deployment.numGpus);
+    SmallVector<int64_t> table;
+    for (const Degrees &c : coords)
+      table.push_back(c[Axis::PP] < 0 ? -1 : c[Axis::PP] * cfg + c[Axis::CFG]);
+    module->setAttr(kRankRolesAttrName, b.getDenseI64ArrayAttr(table));
+  }
+
+  /// The stage function a transformer call runs on stage `s`.
+  FlatSymbolRefAttr stageCallee(func::CallOp call, int64_t s) {
+    auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+        call, call.getCalleeAttr());
+    if (auto stagesAttr = callee->getAttrOfType<ArrayAttr>("dit.stages"))
+      return cast<FlatSymbolRefAttr>(stagesAttr[s]);
+    return call.getCalleeAttr();
+  }
+
+  FailureOr<func::FuncOp> lower(OpBuilder &b, func::FuncOp step, int64_t s,
+                                int64_t c, int64_t stages, int64_t cfg) {
+    b.setInsertionPoint(step);
+    auto role = cast<func::FuncOp>(b.clone(*step));
+    role.setName((step.getName() + "_s" + Twine(s) + "_c" + Twine(c)).str());
+    role->setAttr(kRoleAttrName,
+                  b.getDictionaryAttr({b.getNamedAttr("stage", b.getI64IntegerAttr(s)),
+                                       b.getNamedAttr("cfg", b.getI64IntegerAttr(c))}));
+    // This role's branch inputs.
+    SmallVector<CFGSelectOp> selects;
+    role.walk([&](CFGSelectOp op) { selects.push_back(op); });
+    for (CFGSelectOp select : selects) {
+      int64_t perRank = select.getInputs().size() / cfg;
+      select.replaceAllUsesWith(select.getInputs()[c * perRank + select.getSlot()]);
+      select.erase();
+    }
+    SmallVector<func::CallOp> calls;
+    role.walk([&](func::CallOp call) { calls.push_back(call); });
+    bool last = s == stages - 1;
+    Location loc = role.getLoc();
+    Value latents = role.getArgument(0);
+    if (!last) {
+      // Only the stage's share of each branch call; the prediction, the
+      // combine and the update happen on the last stage. The new body is
+      // built after the old terminator, then the old body is erased (the
+      // calls' operands are all function arguments).
+      Block &body = role.front();
+      Operation *oldTerminator = body.getTerminator();
+      b.setInsertionPointToEnd(&body);
+      for (func::CallOp call : calls)
+        b.create<func::CallOp>(loc, stageCallee(call, s), TypeRange{},
+                               call.getOperands());
+      Value next = latents;
+      if (s == 0) {
+        Value empty = b.create<tensor::EmptyOp>(
+            loc, cast<RankedTensorType>(latents.getType()).getShape(),
+            cast<RankedTensorType>(latents.getType()).getElementType());
+        auto recv = b.create<shard::RecvOp>(
+            loc, latents.getType(), kGridName,
+            ArrayRef<int16_t>{mesh.gridAxis(Axis::PP)}, empty,
+            b.getDenseI64ArrayAttr({stages - 1}), ValueRange{});
+        recv->setAttr(kBetweenStepsAttrName, b.getUnitAttr());
+        next = recv.getResult();
+      }
+      b.create<func::ReturnOp>(loc, next);
+      SmallVector<Operation *> old;
+      for (Operation &op : body) {
+        old.push_back(&op);
+        if (&op == oldTerminator)
+          break;
+      }
+      for (Operation *op : llvm::reverse(old))
+        op->erase();
+      return role;
+    }
+    for (func::CallOp call : calls)
+      call.setCalleeAttr(stageCallee(call, s));
+    if (stages > 1) {
+      Operation *terminator = role.front().getTerminator();
+      b.setInsertionPoint(terminator);
+      auto send = b.create<shard::SendOp>(
+          loc, terminator->getOperand(0).getType(), kGridName,
+          ArrayRef<int16_t>{mesh.gridAxis(Axis::PP)}, terminator->getOperand(0),
+          ArrayRef<int64_t>{0}, ValueRange{});
+      send->setAttr(kBetweenStepsAttrName, b.getUnitAttr());
+    }
+    return role;
+  }
+
+};
+
+} // namespace
+} // namespace ditc

@@ -1,0 +1,39 @@
+// dit-lower-roles: one program per (stage, cfg) role, and a rank table.
+// RUN: ditc import tiny-wan --height 128 --width 128 --num-frames 5 --dtype f32 -o %t.wan.mlir
+// RUN: %add-mesh "pp = 2, cfg = 2" %t.wan.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives --dit-split-stages --dit-lower-roles | FileCheck %s --check-prefix=PPCFG
+// RUN: %add-mesh "cfg = 2, tp = 2" %t.wan.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives --dit-lower-roles | FileCheck %s --check-prefix=CFGTP
+// RUN: %add-mesh "tp = 2" %t.wan.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives --dit-lower-roles | FileCheck %s --check-prefix=ONE
+
+// pp 2 x cfg 2: cfg is outermost, so ranks 0, 1 carry branch 0 through
+// stages 0 and 1 (roles 0 and 2), ranks 2, 3 carry branch 1.
+// PPCFG: dit.rank_roles = array<i64: 0, 2, 1, 3>
+// PPCFG-SAME: dit.roles = [@denoise_step_s0_c0, @denoise_step_s0_c1, @denoise_step_s1_c0, @denoise_step_s1_c1]
+// Stage 0 runs its share of the transformer for its own branch, then
+// waits for the latents the last stage sends back.
+// PPCFG-LABEL: func.func @denoise_step_s0_c1
+// PPCFG-SAME: dit.role = {cfg = 1 : i64, stage = 0 : i64}
+// PPCFG-NEXT: call @transformer_stage0(%arg0, %arg1, %arg5)
+// PPCFG-NEXT: tensor.empty
+// PPCFG-NEXT: shard.recv {{.*}} grid_axes = [2] source = [1] {dit.between_steps}
+// PPCFG-NEXT: return
+// The last stage of each pipeline exchanges predictions over cfg, combines,
+// steps, and sends the latents back.
+// PPCFG-LABEL: func.func @denoise_step_s1_c0
+// PPCFG: call @transformer_stage1(%arg0, %arg1, %arg4)
+// PPCFG: shard.all_gather {{.*}} grid_axes = [1] gather_axis = 0
+// PPCFG: dit.cfg_combine
+// PPCFG: dit.scheduler_step
+// PPCFG: shard.send {{.*}} grid_axes = [2] destination = [0] {dit.between_steps}
+
+// cfg 2 x tp 2: the tp ranks share a role; the rank table has 2 roles.
+// CFGTP: dit.rank_roles = array<i64: 0, 0, 1, 1>
+// CFGTP-SAME: dit.roles = [@denoise_step_s0_c0, @denoise_step_s0_c1]
+
+// One role when only tp splits: both branches run on every rank, in the
+// same order as the one-rank run.
+// ONE: dit.rank_roles = array<i64: 0, 0>
+// ONE-SAME: dit.roles = [@denoise_step_s0_c0]
+// ONE-LABEL: func.func @denoise_step_s0_c0
+// ONE: call @transformer(%arg0, %arg1, %arg4)
+// ONE-NEXT: call @transformer(%arg0, %arg1, %arg5)
+// ONE-NEXT: dit.cfg_combine

@@ -1,0 +1,46 @@
+// dit-split-stages: blocks to stages, send/recv for values that cross.
+// RUN: ditc import tiny-wan --height 128 --width 128 --num-frames 5 --dtype f32 -o %t.wan.mlir
+// RUN: ditc import tiny-flux --height 128 --width 128 --dtype f32 -o %t.flux.mlir
+// RUN: %add-mesh "pp = 2" %t.wan.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives --dit-split-stages | FileCheck %s --check-prefix=PP
+// RUN: %add-mesh "pp = 2, ulysses = 2, tp = 2" %t.wan.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives --dit-split-stages | FileCheck %s --check-prefix=PPTPU
+// RUN: %add-mesh "pp = 4" %t.flux.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives --dit-split-stages | FileCheck %s --check-prefix=PP4
+
+// Two blocks on two stages: block 0 (with the embeddings) on stage 0, block
+// 1 and the final projection on stage 1. The time embedding, the projected
+// text, the hidden state and the final adaLN table cross, in that order.
+// PP-LABEL: func.func @transformer_stage0
+// PP-SAME: attributes {dit.component = "transformer", dit.stage = 0 : i64}
+// PP: dit.patch_embed
+// PP: weight = "blocks.0.attn1.to_q"
+// PP-NOT: weight = "blocks.1.
+// PP: shard.send {{.*}} on @mesh grid_axes = [2] destination = [1] : (tensor<1x32xf32>)
+// PP-NEXT: shard.send {{.*}} destination = [1] : (tensor<1x512x32xf32>)
+// PP-NEXT: shard.send {{.*}} destination = [1] : (tensor<1x128x32xf32>)
+// PP-NEXT: shard.send {{.*}} destination = [1] : (tensor<1x2x32xf32>)
+// PP-NEXT: return
+// PP-LABEL: func.func @transformer_stage1
+// PP: tensor.empty() : tensor<1x32xf32>
+// PP-NEXT: shard.recv {{.*}} on @mesh grid_axes = [2] source = [0] : (tensor<1x32xf32>) -> tensor<1x32xf32>
+// PP-NOT: dit.patch_embed
+// PP: weight = "blocks.1.attn1.to_q"
+// PP: weight = "proj_out"
+// PP: return {{.*}} : tensor<1x128x16xf32>
+// PP: func.func private @transformer({{.*}} dit.stages = [@transformer_stage0, @transformer_stage1]
+
+// pp x tp x ulysses: the stages carry their local shapes and collectives.
+// PPTPU-LABEL: func.func @transformer_stage0
+// PPTPU: shard.all_to_all {{.*}} grid_axes = [5]
+// PPTPU: shard.all_reduce {{.*}} grid_axes = [6]
+// PPTPU: shard.send {{.*}} grid_axes = [2] destination = [1] : (tensor<1x64x32xf32>)
+// PPTPU-LABEL: func.func @transformer_stage1
+// PPTPU: shard.recv {{.*}} source = [0] : (tensor<1x64x32xf32>) -> tensor<1x64x32xf32>
+// PPTPU: shard.all_to_all {{.*}} grid_axes = [5]
+
+// FLUX's 2 + 2 blocks on 4 stages: a value made on stage 0 and used on
+// stage 3 is forwarded through stages 1 and 2.
+// PP4-LABEL: func.func @transformer_stage1
+// PP4: shard.recv {{.*}} source = [0] : (tensor<1x32xf32>)
+// PP4: shard.send {{.*}} destination = [2] : (tensor<1x32xf32>)
+// PP4-LABEL: func.func @transformer_stage3
+// PP4: shard.recv {{.*}} source = [2] : (tensor<1x32xf32>)
+// PP4: weight = "single_transformer_blocks.1.proj_out"

@@ -1,0 +1,59 @@
+// dit-verify-collectives: whole pipelines verify; a planted mismatch is a
+// compile error naming the op.
+// RUN: ditc import tiny-wan --height 128 --width 128 --num-frames 5 --dtype f32 -o %t.wan.mlir
+// RUN: %add-mesh "pp = 2, cfg = 2, ulysses = 2" %t.wan.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives --dit-split-stages --dit-lower-roles --dit-verify-collectives -o /dev/null
+// RUN: dit-opt %s -split-input-file -verify-diagnostics --dit-verify-collectives
+
+// The two cfg ranks gather predictions of different shapes.
+module attributes {dit.mesh_axes = ["dp", "cfg", "pp", "ring", "kv_gather", "ulysses", "tp"],
+                   dit.groups = {cfg = [array<i64: 0, 1>]},
+                   dit.rank_roles = array<i64: 0, 1>,
+                   dit.roles = [@step_c0, @step_c1]} {
+  shard.grid @mesh(shape = 1x2x1x1x1x1x1)
+  func.func @step_c0(%x: tensor<1x8xf32>) -> tensor<2x8xf32> {
+    %g = shard.all_gather %x on @mesh grid_axes = [1] gather_axis = 0 : tensor<1x8xf32> -> tensor<2x8xf32>
+    return %g : tensor<2x8xf32>
+  }
+  func.func @step_c1(%x: tensor<1x4xf32>) -> tensor<2x4xf32> {
+    // expected-error @+1 {{collective mismatch in cfg group [0, 1]: @step_c1 issues all_gather (tensor<1x4xf32>) -> (tensor<2x4xf32>) gather_axis 0 as its collective #0 on cfg where @step_c0 issues all_gather (tensor<1x8xf32>) -> (tensor<2x8xf32>) gather_axis 0; the group's ranks would hang or exchange mismatched data}}
+    %g = shard.all_gather %x on @mesh grid_axes = [1] gather_axis = 0 : tensor<1x4xf32> -> tensor<2x4xf32>
+    return %g : tensor<2x4xf32>
+  }
+}
+
+// -----
+
+// One cfg rank issues a collective the other never joins.
+module attributes {dit.mesh_axes = ["dp", "cfg", "pp", "ring", "kv_gather", "ulysses", "tp"],
+                   dit.groups = {cfg = [array<i64: 0, 1>]},
+                   dit.rank_roles = array<i64: 0, 1>,
+                   dit.roles = [@step_c0, @step_c1]} {
+  shard.grid @mesh(shape = 1x2x1x1x1x1x1)
+  func.func @step_c0(%x: tensor<1x8xf32>) -> tensor<1x8xf32> {
+    return %x : tensor<1x8xf32>
+  }
+  func.func @step_c1(%x: tensor<1x8xf32>) -> tensor<1x8xf32> {
+    // expected-error @+1 {{collective mismatch in cfg group [0, 1]: @step_c1 issues all_reduce (tensor<1x8xf32>) -> (tensor<1x8xf32>) as its collective #0 on cfg where @step_c0 issues nothing}}
+    %r = shard.all_reduce %x on @mesh grid_axes = [1] : tensor<1x8xf32> -> tensor<1x8xf32>
+    return %r : tensor<1x8xf32>
+  }
+}
+
+// -----
+
+// Stage 0 sends a tensor of another shape than stage 1 receives.
+module attributes {dit.mesh_axes = ["dp", "cfg", "pp", "ring", "kv_gather", "ulysses", "tp"],
+                   dit.groups = {pp = [array<i64: 0, 1>]},
+                   dit.rank_roles = array<i64: 0, 1>,
+                   dit.roles = [@stage0, @stage1]} {
+  shard.grid @mesh(shape = 1x1x2x1x1x1x1)
+  func.func @stage0(%x: tensor<1x8xf32>) {
+    %s = shard.send %x on @mesh grid_axes = [2] destination = [1] : (tensor<1x8xf32>) -> tensor<1x8xf32>
+    return
+  }
+  func.func @stage1(%x: tensor<1x6xf32>) {
+    // expected-error @+1 {{pipeline mismatch between stage 0 and stage 1: @stage0 sends tensor<1x8xf32> as its transfer #0 but @stage1 receives tensor<1x6xf32>}}
+    %r = shard.recv %x on @mesh grid_axes = [2] source = [0] : (tensor<1x6xf32>) -> tensor<1x6xf32>
+    return
+  }
+}
