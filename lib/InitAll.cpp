@@ -1,5 +1,9 @@
-//===- InitAll.cpp - register every ditc pass ------------------------------===//
+//===- InitAll.cpp - register every ditc pass and pipeline -----------------===//
 #include "ditc/InitAll.h"
 #include "ditc/Transforms/Passes.h"
+#include "ditc/Transforms/Pipelines.h"
 
-void ditc::registerAllPasses() { registerDitcPasses(); }
+void ditc::registerAllPasses() {
+  registerDitcPasses();
+  registerPartitionPipeline();
+}

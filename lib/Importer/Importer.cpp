@@ -134,10 +134,11 @@ private:
   }
 
   Value adaln(Value condition, int64_t chunks, int64_t outWidth,
-              const std::string &weight) {
+              const std::string &weight, bool table = false) {
     return make<AdaLNModulationOp>(tensor({B, chunks, outWidth}), condition,
                                    b.getI64IntegerAttr(chunks),
-                                   b.getStringAttr(weight));
+                                   b.getStringAttr(weight),
+                                   table ? b.getUnitAttr() : UnitAttr());
   }
 
   Value modulate(Value x, Value params, const Chunks &c) {
@@ -255,10 +256,13 @@ private:
 
   /// Wan and LTX block: modulated self-attention, cross-attention to the
   /// text, modulated MLP, all on the image stream.
-  Value wanStyleBlock(Value x, Value temb, Value text, int64_t i) {
+  /// `timeProjection` is the [B, 6 * D] projection all blocks share; each
+  /// block adds its own learned table to it.
+  Value wanStyleBlock(Value x, Value timeProjection, Value text, int64_t i) {
     bool wan = spec.family == Family::Wan;
     std::string p = (wan ? "blocks." : "transformer_blocks.") + std::to_string(i);
-    Value mod = adaln(temb, 6, D, p + ".scale_shift_table");
+    Value mod = adaln(timeProjection, 6, D, p + ".scale_shift_table",
+                      /*table=*/true);
     auto norm = [&](Value v) { return wan ? layerNorm(v) : rmsNorm(v); };
     Value h = modulate(norm(x), mod, {0, 1, 2});
     x = residual(x, selfAttention(h, p + ".attn1"), mod, 2);
@@ -440,8 +444,8 @@ private:
 
   /// Final norm, projection to patches, and unpatchify.
   Value epilogue(Value x, Value temb, const std::string &modName,
-                 Chunks chunks) {
-    Value mod = adaln(temb, 2, D, modName);
+                 Chunks chunks, bool table = false) {
+    Value mod = adaln(temb, 2, D, modName, table);
     Value h = modulate(layerNorm(x), mod, chunks);
     int64_t patchVolume = spec.patch[0] * spec.patch[1] * spec.patch[2];
     h = linear(h, patchVolume * spec.outChannels, "proj_out");
@@ -537,12 +541,18 @@ void GraphBuilder::buildTransformer(func::FuncOp fn) {
   int64_t index = 0;
   switch (spec.family) {
   case Family::Wan:
-  case Family::LTXVideo:
+  case Family::LTXVideo: {
+    // One projection of the time embedding serves every block's table.
+    Value timeProjection = linear(
+        activation(ActivationKind::Silu, temb), 6 * D,
+        spec.family == Family::Wan ? "condition_embedder.time_proj"
+                                   : "time_embed.linear");
     for (int64_t i = 0; i < spec.singleBlocks; ++i, ++index) {
       block = index;
-      img = wanStyleBlock(img, temb, txt, i);
+      img = wanStyleBlock(img, timeProjection, txt, i);
     }
     break;
+  }
   case Family::CogVideoX:
     for (int64_t i = 0; i < spec.singleBlocks; ++i, ++index) {
       block = index;
@@ -575,7 +585,8 @@ void GraphBuilder::buildTransformer(func::FuncOp fn) {
   switch (spec.family) {
   case Family::Wan:
   case Family::LTXVideo:
-    out = epilogue(img, temb, "scale_shift_table", {0, 1, std::nullopt});
+    out = epilogue(img, temb, "scale_shift_table", {0, 1, std::nullopt},
+                   /*table=*/true);
     break;
   case Family::CogVideoX:
     out = epilogue(img, temb, "norm_out.linear", {0, 1, std::nullopt});

@@ -6,21 +6,22 @@
 // RUN: %add-mesh "pp = 4" %t.flux.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives --dit-split-stages | FileCheck %s --check-prefix=PP4
 
 // Two blocks on two stages: block 0 (with the embeddings) on stage 0, block
-// 1 and the final projection on stage 1. The time embedding, the projected
-// text, the hidden state and the final adaLN table cross, in that order.
+// 1 and the final projection on stage 1. The projected text, the shared
+// time projection, the hidden state and the final adaLN chunks cross, in
+// the order they are defined.
 // PP-LABEL: func.func @transformer_stage0
 // PP-SAME: attributes {dit.component = "transformer", dit.stage = 0 : i64}
 // PP: dit.patch_embed
 // PP: weight = "blocks.0.attn1.to_q"
 // PP-NOT: weight = "blocks.1.
-// PP: shard.send {{.*}} on @mesh grid_axes = [2] destination = [1] : (tensor<1x32xf32>)
-// PP-NEXT: shard.send {{.*}} destination = [1] : (tensor<1x512x32xf32>)
+// PP: shard.send {{.*}} on @mesh grid_axes = [2] destination = [1] : (tensor<1x512x32xf32>)
+// PP-NEXT: shard.send {{.*}} destination = [1] : (tensor<1x192xf32>)
 // PP-NEXT: shard.send {{.*}} destination = [1] : (tensor<1x128x32xf32>)
 // PP-NEXT: shard.send {{.*}} destination = [1] : (tensor<1x2x32xf32>)
 // PP-NEXT: return
 // PP-LABEL: func.func @transformer_stage1
-// PP: tensor.empty() : tensor<1x32xf32>
-// PP-NEXT: shard.recv {{.*}} on @mesh grid_axes = [2] source = [0] : (tensor<1x32xf32>) -> tensor<1x32xf32>
+// PP: tensor.empty() : tensor<1x512x32xf32>
+// PP-NEXT: shard.recv {{.*}} on @mesh grid_axes = [2] source = [0] : (tensor<1x512x32xf32>) -> tensor<1x512x32xf32>
 // PP-NOT: dit.patch_embed
 // PP: weight = "blocks.1.attn1.to_q"
 // PP: weight = "proj_out"

@@ -14,12 +14,15 @@
 #include "ditc/Analysis/Legality.h"
 #include "ditc/Importer/Importer.h"
 #include "ditc/Importer/Summary.h"
+#include "ditc/Plan/PlanEmitter.h"
+#include "ditc/Transforms/Pipelines.h"
 #include "ditc/InitAll.h"
 #include "ditc/Support/ArgParser.h"
 #include "ditc/Support/AtomicFile.h"
 #include "ditc/Support/BadInput.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
 #include <nlohmann/json.hpp>
 #include "llvm/Support/raw_ostream.h"
 
@@ -35,6 +38,7 @@ commands:
   models                         list the bundled models with their key numbers
   import MODEL [flags]           import a model into the dit dialect
   check MODEL [flags]            is a parallel configuration legal? (exit 0/1)
+  compile MODEL [flags] -o DIR   write per-rank plans for a legal configuration
 
 MODEL is a bundled model name (see `ditc models`), a diffusers transformer
 config.json, or an HF-style snapshot folder (model_index.json,
@@ -57,7 +61,14 @@ check flags (degrees default to 1; num_gpus to their product):
   --nnodes K --gpus-per-node M
   --deployment FILE  per-component degrees and rank lists (instead of the
                      parallel flags); see docs/cli.md
-  --format text|json
+  --mesh-order a,b,...  mesh axes outermost first (default
+                     dp,cfg,pp,ring,kv_gather,ulysses,tp)
+  --format text|json (check)
+
+compile flags: the check flags (but --format), and
+  -o PLAN_DIR        the plan folder (new or empty)
+  --dtype bf16|f32   element type of the plan (default bf16)
+  --summary          print per-program collectives and bytes per step
 
 exit codes: 0 ok (or legal), 1 illegal configuration or failed run,
             2 bad input
@@ -148,21 +159,23 @@ nlohmann::json degreesAsJson(const Degrees &d) {
           {"dp_size", d[Axis::DP]}};
 }
 
-int runCheck(const std::vector<std::string> &argv) {
-  ArgParser args("ditc check");
+/// A model, a workload and a deployment, from flags or a deployment file.
+struct Request {
+  ModelSpec spec;
+  Workload workload;
+  Deployment deployment;
+};
+
+void addRequestFlags(ArgParser &args) {
   addWorkloadFlags(args);
   for (const char *flag : kParallelFlags)
     args.addOption(flag);
   args.addOption("--deployment");
-  args.addOption("--format");
-  args.parse(argv);
-  args.expectPositionals(1, "a MODEL (a bundled name, config.json or folder)");
-  std::string format = args.get("--format").value_or("text");
-  if (format != "text" && format != "json")
-    throw BadInput("command line: --format value '" + format +
-                   "' is not allowed; expected text or json");
+  args.addOption("--mesh-order");
+}
 
-  Deployment deployment;
+Request readRequest(const ArgParser &args) {
+  Request request;
   WorkloadOptions workloadOptions = readWorkloadFlags(args);
   if (auto file = args.get("--deployment")) {
     for (const char *flag : kParallelFlags)
@@ -171,72 +184,160 @@ int runCheck(const std::vector<std::string> &argv) {
                        " cannot be combined with --deployment; the file "
                        "gives every degree");
     DeploymentFile parsed = parseDeploymentFile(*file);
-    deployment = std::move(parsed.deployment);
+    request.deployment = std::move(parsed.deployment);
     workloadOptions = mergeWorkload(parsed.workload, workloadOptions);
+    if (auto order = args.get("--mesh-order"))
+      request.deployment.meshOrder =
+          parseMeshOrder("command line: --mesh-order", *order);
   } else {
-    deployment = deploymentFromFlags(readParallelFlags(args));
+    ParallelFlags flags = readParallelFlags(args);
+    flags.meshOrder = args.get("--mesh-order");
+    request.deployment = deploymentFromFlags(flags);
   }
+  request.spec = loadModel(args.positional()[0]);
+  request.workload = resolveWorkload(request.spec, workloadOptions);
+  return request;
+}
 
-  ModelSpec spec = loadModel(args.positional()[0]);
-  Workload workload = resolveWorkload(spec, workloadOptions);
-
-  mlir::DialectRegistry registry;
-  registerAllDialects(registry);
-  mlir::MLIRContext context(registry);
-  auto module = importModel(context, spec, workload);
-  // The rules read the deployment back from the IR, exactly as the
-  // dit-check-legality pass does.
+/// Imports the request's model with its deployment attached, and judges
+/// it the way dit-check-legality does (reading the deployment back).
+LegalityReport checkRequest(mlir::MLIRContext &context, const Request &request,
+                            mlir::OwningOpRef<mlir::ModuleOp> &module,
+                            ElementType elementType = ElementType::BF16) {
+  ImportOptions importOptions;
+  importOptions.elementType = elementType;
+  module = importModel(context, request.spec, request.workload, importOptions);
   (*module)->setAttr(mlir::dit::DitDialect::kDeploymentAttrName,
-                     deploymentToAttribute(context, deployment));
+                     deploymentToAttribute(context, request.deployment));
   mlir::FailureOr<LegalityContext> legality =
       buildLegalityContext(*module, deploymentFromModule(*module));
   if (mlir::failed(legality))
     throw BadInput("internal: the imported module lacks model facts");
-  LegalityReport report = checkLegality(*legality, /*withSuggestions=*/true);
+  return checkLegality(*legality, /*withSuggestions=*/true);
+}
 
+/// The text report of `ditc check`, also printed by a refused compile.
+void printCheckText(const Request &request, const LegalityReport &report) {
+  for (const ResolutionNote &note : request.deployment.notes)
+    llvm::outs() << "note[" << note.rule << "]: " << note.message << "\n";
+  for (const RuleDiagnostic &d : report.diagnostics)
+    llvm::outs() << severityName(d.severity) << "[" << d.rule
+                 << "]: " << d.message << "\n";
+  for (const Degrees &s : report.suggestions)
+    llvm::outs() << "suggestion: " << degreesAsFlags(s, s.worldSize())
+                 << "\n";
+  llvm::outs() << (report.legal() ? "legal" : "illegal") << ": "
+               << request.spec.name << " with "
+               << degreesAsFlags(report.config.degrees, report.config.numGpus)
+               << ", " << report.config.sequenceLength << " image tokens\n";
+}
+
+int runCheck(const std::vector<std::string> &argv) {
+  ArgParser args("ditc check");
+  addRequestFlags(args);
+  args.addOption("--format");
+  args.parse(argv);
+  args.expectPositionals(1, "a MODEL (a bundled name, config.json or folder)");
+  std::string format = args.get("--format").value_or("text");
+  if (format != "text" && format != "json")
+    throw BadInput("command line: --format value '" + format +
+                   "' is not allowed; expected text or json");
+  Request request = readRequest(args);
+
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  LegalityReport report = checkRequest(context, request, module);
+
+  if (format == "text") {
+    printCheckText(request, report);
+    return report.legal() ? 0 : 1;
+  }
   std::vector<RuleDiagnostic> diagnostics;
-  for (const ResolutionNote &note : deployment.notes)
+  for (const ResolutionNote &note : request.deployment.notes)
     diagnostics.push_back({note.rule, Severity::Note, note.message,
                            "transformer", nullptr});
   diagnostics.insert(diagnostics.end(), report.diagnostics.begin(),
                      report.diagnostics.end());
-
-  if (format == "json") {
-    const ResolvedConfig &c = report.config;
-    nlohmann::json config = degreesAsJson(c.degrees);
-    config["num_gpus"] = c.numGpus;
-    config["pp_partition"] = c.ppPartition;
-    config["attention_backend"] = c.attentionBackend;
-    config["sequence_length"] = c.sequenceLength;
-    config["text_length"] = c.textLength;
-    nlohmann::json out = {{"legal", report.legal()}, {"config", config}};
-    out["diagnostics"] = nlohmann::json::array();
-    for (const RuleDiagnostic &d : diagnostics)
-      out["diagnostics"].push_back({{"rule", d.rule},
-                                    {"severity", severityName(d.severity)},
-                                    {"message", d.message},
-                                    {"component", d.component}});
-    out["suggestions"] = nlohmann::json::array();
-    for (const Degrees &s : report.suggestions) {
-      nlohmann::json entry = degreesAsJson(s);
-      entry["num_gpus"] = s.worldSize();
-      out["suggestions"].push_back(entry);
-    }
-    llvm::outs() << out.dump(2) << "\n";
-  } else {
-    for (const RuleDiagnostic &d : diagnostics)
-      llvm::outs() << severityName(d.severity) << "[" << d.rule
-                   << "]: " << d.message << "\n";
-    for (const Degrees &s : report.suggestions)
-      llvm::outs() << "suggestion: " << degreesAsFlags(s, s.worldSize())
-                   << "\n";
-    llvm::outs() << (report.legal() ? "legal" : "illegal") << ": "
-                 << spec.name << " with "
-                 << degreesAsFlags(report.config.degrees, report.config.numGpus)
-                 << ", " << report.config.sequenceLength
-                 << " image tokens\n";
+  const ResolvedConfig &c = report.config;
+  nlohmann::json config = degreesAsJson(c.degrees);
+  config["num_gpus"] = c.numGpus;
+  config["pp_partition"] = c.ppPartition;
+  config["attention_backend"] = c.attentionBackend;
+  config["sequence_length"] = c.sequenceLength;
+  config["text_length"] = c.textLength;
+  nlohmann::json out = {{"legal", report.legal()}, {"config", config}};
+  out["diagnostics"] = nlohmann::json::array();
+  for (const RuleDiagnostic &d : diagnostics)
+    out["diagnostics"].push_back({{"rule", d.rule},
+                                  {"severity", severityName(d.severity)},
+                                  {"message", d.message},
+                                  {"component", d.component}});
+  out["suggestions"] = nlohmann::json::array();
+  for (const Degrees &s : report.suggestions) {
+    nlohmann::json entry = degreesAsJson(s);
+    entry["num_gpus"] = s.worldSize();
+    out["suggestions"].push_back(entry);
   }
+  llvm::outs() << out.dump(2) << "\n";
   return report.legal() ? 0 : 1;
+}
+
+int runCompile(const std::vector<std::string> &argv) {
+  ArgParser args("ditc compile");
+  addRequestFlags(args);
+  args.addOption("-o");
+  args.addOption("--dtype");
+  args.addSwitch("--summary");
+  args.parse(argv);
+  args.expectPositionals(1, "a MODEL (a bundled name, config.json or folder)");
+  auto output = args.get("-o");
+  if (!output || output->empty())
+    throw BadInput("command line: 'ditc compile' needs -o PLAN_DIR");
+  ElementType elementType = ElementType::BF16;
+  if (auto dtype = args.get("--dtype")) {
+    if (*dtype == "f32")
+      elementType = ElementType::F32;
+    else if (*dtype != "bf16")
+      throw BadInput("command line: --dtype value '" + *dtype +
+                     "' is not allowed; expected bf16 or f32");
+  }
+  Request request = readRequest(args);
+
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  LegalityReport report = checkRequest(context, request, module, elementType);
+  if (!report.legal()) {
+    printCheckText(request, report);
+    return 1;
+  }
+  mlir::PassManager pm(&context);
+  PartitionOptions options;
+  for (Axis axis : request.deployment.meshOrder)
+    options.meshOrder.push_back(axisName(axis));
+  buildPartitionPipeline(pm, options);
+  if (mlir::failed(pm.run(*module))) {
+    std::cerr << "ditc: internal error: the partition pipeline failed on a "
+                 "configuration the legality rules accept (diagnostics "
+                 "above)\n";
+    return 1;
+  }
+  mlir::FailureOr<Plan> plan =
+      buildPlan(*module, request.spec, request.workload, request.deployment);
+  if (mlir::failed(plan))
+    return 1;
+  std::string hash = writePlan(*plan, *output);
+  if (args.has("--summary"))
+    llvm::outs() << formatPlanSummary(*plan);
+  llvm::outs() << "compiled " << request.spec.name << " for "
+               << request.deployment.numGpus << " GPUs: "
+               << plan->programs.size() << " program"
+               << (plan->programs.size() == 1 ? "" : "s") << ", plan "
+               << hash.substr(0, 16) << ", written to " << *output << "\n";
+  return 0;
 }
 
 int runModels(const std::vector<std::string> &argv) {
@@ -309,8 +410,10 @@ int main(int argc, char **argv) {
       return runImport(args);
     if (command == "check")
       return runCheck(args);
+    if (command == "compile")
+      return runCompile(args);
     throw BadInput("command line: unknown command '" + command +
-                   "'; known: models, import, check (see ditc --help)");
+                   "'; known: models, import, check, compile (see ditc --help)");
   } catch (const BadInput &error) {
     llvm::outs().flush();
     std::cerr << "ditc: error: " << error.what() << "\n";

@@ -199,6 +199,12 @@ LogicalResult AdaLNModulationOp::verify() {
     return emitOpError() << "expects result [" << in.getDimSize(0) << ", "
                          << getNumChunks() << ", width], got "
                          << shapeString(out.getShape());
+  int64_t width = out.getDimSize(2);
+  if (getTable() && in.getDimSize(1) != width &&
+      in.getDimSize(1) != getNumChunks() * width)
+    return emitOpError() << "a table modulation needs a condition of width "
+                         << width << " or " << getNumChunks() * width
+                         << ", got " << in.getDimSize(1);
   return success();
 }
 

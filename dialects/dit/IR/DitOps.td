@@ -155,14 +155,18 @@ def Dit_AdaLNModulationOp : Dit_Op<"adaln_modulation", [Pure]> {
   let summary = "Project the conditioning vector to adaLN shift/scale/gate chunks";
   let description = [{
     `[B, E] -> [B, num_chunks, D]`: SiLU and a linear named `weight`
-    (or, for Wan, a learned per-block table added to the shared projection).
+    (FLUX, SD3, Qwen-Image: one `[N * D, E]` projection per block). With
+    `table` (Wan, LTX-Video), the condition is a projection shared by all
+    blocks, `[B, N * D]` (or `[B, D]`, added to every chunk), and the op
+    only adds the block's learned `[1, N, D]` table named `weight`.
 
     ```mlir
     %mod = dit.adaln_modulation %temb {num_chunks = 6 : i64, weight = "blocks.0.scale_shift_table"}
         : tensor<1x5120xbf16> -> tensor<1x6x5120xbf16>
     ```
   }];
-  let arguments = (ins Dit_Tensor:$condition, I64Attr:$num_chunks, StrAttr:$weight);
+  let arguments = (ins Dit_Tensor:$condition, I64Attr:$num_chunks, StrAttr:$weight,
+                   UnitAttr:$table);
   let results = (outs Dit_Tensor:$result);
   let assemblyFormat = "$condition attr-dict `:` type($condition) `->` type($result)";
   let hasVerifier = 1;

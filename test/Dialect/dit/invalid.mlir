@@ -390,3 +390,11 @@ func.func @cfg_select_divides(%a: tensor<1x4xf32>) {
 
 // expected-error @+1 {{mesh has more than 1048576 ranks (dp 1 x cfg 1 x pp 1 x ring 1 x kv_gather 1 x ulysses 4096 x tp 4096)}}
 module attributes {dit.mesh = #dit.mesh<ulysses = 4096, tp = 4096>} {}
+
+// -----
+
+func.func @adaln_table_width(%t: tensor<1x5xf32>) {
+  // expected-error @+1 {{a table modulation needs a condition of width 8 or 48, got 5}}
+  %0 = dit.adaln_modulation %t {num_chunks = 6 : i64, weight = "blocks.0.scale_shift_table", table} : tensor<1x5xf32> -> tensor<1x6x8xf32>
+  return
+}

@@ -35,6 +35,8 @@ func.func @embeddings(%latents: tensor<1x4x2x4x4xf32>, %image: tensor<1x4x4x4xf3
 func.func @block(%x: tensor<1x8x8xf32>, %temb: tensor<1x8xf32>, %text: tensor<1x3x8xf32>) -> tensor<1x8x8xf32> {
   // CHECK: dit.adaln_modulation %{{.*}} {dit.block = 0 : i64, num_chunks = 6 : i64, weight = "blocks.0.scale_shift_table"} : tensor<1x8xf32> -> tensor<1x6x8xf32>
   %mod = dit.adaln_modulation %temb {num_chunks = 6 : i64, weight = "blocks.0.scale_shift_table", dit.block = 0 : i64} : tensor<1x8xf32> -> tensor<1x6x8xf32>
+  // CHECK: dit.adaln_modulation %{{.*}} {num_chunks = 2 : i64, table, weight = "scale_shift_table"} : tensor<1x8xf32> -> tensor<1x2x8xf32>
+  %tab = dit.adaln_modulation %temb {num_chunks = 2 : i64, weight = "scale_shift_table", table} : tensor<1x8xf32> -> tensor<1x2x8xf32>
   // CHECK: dit.layer_norm %{{.*}} {affine = false, eps = {{[^,}]+}}} : tensor<1x8x8xf32>
   %n = dit.layer_norm %x {affine = false, eps = 1.0e-6 : f64} : tensor<1x8x8xf32>
   // CHECK: dit.layer_norm %{{.*}} {affine = true, eps = {{[^,}]+}}, group_size = 4 : i64, weight = "norm2"} : tensor<1x8x8xf32>

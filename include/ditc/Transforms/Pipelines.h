@@ -1,0 +1,27 @@
+//===- Pipelines.h - pass pipelines the CLI and the tests share -*- C++ -*-===//
+#ifndef DITC_TRANSFORMS_PIPELINES_H
+#define DITC_TRANSFORMS_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+
+#include <string>
+#include <vector>
+
+namespace ditc {
+
+struct PartitionOptions {
+  /// Mesh axes outermost first; empty keeps the deployment's order.
+  std::vector<std::string> meshOrder;
+};
+
+/// mesh layout -> sharding propagation -> collective insertion -> stage
+/// split -> role lowering -> collective verification.
+void buildPartitionPipeline(mlir::OpPassManager &pm,
+                            const PartitionOptions &options);
+
+/// Registers `dit-partition` as a named pipeline for dit-opt.
+void registerPartitionPipeline();
+
+} // namespace ditc
+
+#endif // DITC_TRANSFORMS_PIPELINES_H

@@ -1,0 +1,678 @@
+//===- PlanEmitter.cpp - role programs to JSON, with per-step accounting --===//
+//
+// Flattens each role function (calls inlined) into a list of ops over
+// numbered values, attaches the parameter slices each op reads, counts the
+// bytes every collective sends with the standard algorithms, and writes the
+// manifest that ties ranks to programs. The format is docs/plan-format.md.
+//
+//===----------------------------------------------------------------------===//
+#include "ditc/Plan/PlanEmitter.h"
+#include "ditc/Analysis/MeshLayout.h"
+#include "ditc/Support/AtomicFile.h"
+#include "ditc/Support/BadInput.h"
+#include "ditc/Support/Sha256.h"
+#include "ditc/Transforms/MeshInfo.h"
+#include "ditc/Transforms/Roles.h"
+#include "ditc/Transforms/ShardingAttrs.h"
+
+#include "dit/IR/DitOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cerrno>
+#include <set>
+#include <cstdio>
+#include <cstring>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace mlir;
+using nlohmann::json;
+
+namespace ditc {
+namespace {
+
+std::string dtypeName(Type type) {
+  if (type.isBF16())
+    return "bf16";
+  if (type.isF16())
+    return "f16";
+  if (type.isF32())
+    return "f32";
+  if (type.isF64())
+    return "f64";
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  type.print(os);
+  return out;
+}
+
+int64_t dtypeBytes(Type type) {
+  return std::max<int64_t>(1, type.getIntOrFloatBitWidth() / 8);
+}
+
+int64_t elements(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+int64_t tensorBytes(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  return elements(tensor.getShape()) * dtypeBytes(tensor.getElementType());
+}
+
+/// Attribute to JSON: numbers, strings, arrays and enums by their keyword.
+json attrToJson(Attribute attr) {
+  if (auto i = dyn_cast<IntegerAttr>(attr)) {
+    if (i.getType().isInteger(1))
+      return bool(i.getValue().getBoolValue());
+    return i.getInt();
+  }
+  if (auto b = dyn_cast<BoolAttr>(attr))
+    return b.getValue();
+  if (auto f = dyn_cast<FloatAttr>(attr))
+    return f.getValueAsDouble();
+  if (auto s = dyn_cast<StringAttr>(attr))
+    return s.str();
+  if (auto a = dyn_cast<DenseI64ArrayAttr>(attr))
+    return json(std::vector<int64_t>(a.asArrayRef().begin(), a.asArrayRef().end()));
+  if (auto a = dyn_cast<DenseI16ArrayAttr>(attr))
+    return json(std::vector<int64_t>(a.asArrayRef().begin(), a.asArrayRef().end()));
+  if (auto a = dyn_cast<ArrayAttr>(attr)) {
+    json out = json::array();
+    for (Attribute e : a)
+      out.push_back(attrToJson(e));
+    return out;
+  }
+  if (auto d = dyn_cast<DictionaryAttr>(attr)) {
+    json out = json::object();
+    for (NamedAttribute n : d)
+      out[n.getName().str()] = attrToJson(n.getValue());
+    return out;
+  }
+  if (auto s = dyn_cast<FlatSymbolRefAttr>(attr))
+    return s.getValue().str();
+  if (isa<UnitAttr>(attr))
+    return true;
+  // Enums and the remaining dialect attributes: their printed keyword, as
+  // in `#dit<text_position prefix>` -> "prefix".
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  attr.print(os);
+  os.flush();
+  auto space = text.rfind(' ');
+  if (text.rfind("#dit<", 0) == 0 && space != std::string::npos)
+    return text.substr(space + 1, text.size() - space - 2);
+  if (auto angle = text.find('<'); text.rfind("#shard", 0) == 0 &&
+                                   angle != std::string::npos)
+    return text.substr(angle + 1, text.size() - angle - 2);
+  return text;
+}
+
+struct Flattener {
+  const MeshInfo &mesh;
+  json ops = json::array();
+  json values = json::array();
+  llvm::DenseMap<Value, int64_t> ids;
+  StepStats stats;
+  Type elementType;
+  std::vector<int64_t> lastUse; // per value id, the op index of its last use
+  std::set<std::string> counted; // parameters already in paramBytes
+  std::set<const Flattener *> calleesCounted;
+  json args = json::array();     // value ids of the function arguments
+  std::vector<int64_t> results;  // value ids returned
+  int64_t peak = 0, calleePeak = 0;
+  int64_t minBlock = INT64_MAX, maxBlock = -1;
+
+  explicit Flattener(const MeshInfo &mesh) : mesh(mesh) {}
+
+  int64_t define(Value v) {
+    auto tensor = cast<RankedTensorType>(v.getType());
+    int64_t id = values.size();
+    values.push_back({{"shape", tensor.getShape()},
+                      {"dtype", dtypeName(tensor.getElementType())}});
+    lastUse.push_back(-1);
+    ids[v] = id;
+    return id;
+  }
+
+  int64_t use(Value v) {
+    int64_t id = ids.lookup(v);
+    lastUse[id] = int64_t(ops.size());
+    return id;
+  }
+
+  std::string axesName(ArrayRef<int16_t> gridAxes) {
+    std::string out;
+    for (int16_t a : gridAxes)
+      out += (out.empty() ? "" : "+") + std::string(axisName(mesh.order[a]));
+    return out;
+  }
+  int64_t groupSize(ArrayRef<int16_t> gridAxes) {
+    int64_t n = 1;
+    for (int16_t a : gridAxes)
+      n *= mesh.size(mesh.order[a]);
+    return n;
+  }
+  json axesJson(ArrayRef<int16_t> gridAxes) {
+    json out = json::array();
+    for (int16_t a : gridAxes)
+      out.push_back(axisName(mesh.order[a]));
+    return out;
+  }
+
+  void count(const std::string &kind, const std::string &axis, double bytes) {
+    stats.collectives[kind] += 1;
+    stats.bytesSent[axis] += int64_t(bytes);
+  }
+
+  /// Parameters an op reads, with the slice this role holds.
+  json params(Operation *op) {
+    auto weight = op->getAttrOfType<StringAttr>("weight");
+    if (!weight)
+      return nullptr;
+    std::string name = weight.str();
+    int64_t tp = mesh.size(Axis::TP);
+    json out = json::array();
+    Type elt = cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
+    auto add = [&](const std::string &param, std::vector<int64_t> shape,
+                   int64_t splitDim, std::vector<int64_t> segments,
+                   bool rank0Only = false) {
+      json p = {{"name", param}, {"shape", shape}};
+      std::vector<int64_t> local = shape;
+      if (splitDim >= 0 && tp > 1) {
+        if (segments.empty())
+          segments = {shape[splitDim]};
+        p["split"] = {{"dim", splitDim}, {"axis", "tp"}, {"segments", segments}};
+        local[splitDim] /= tp;
+      }
+      if (rank0Only)
+        p["only_on_axis_coordinate_0"] = "tp";
+      // A transformer called once per branch reads its weights twice but
+      // holds them once.
+      if (counted.insert(param).second)
+        stats.paramBytes += elements(local) * dtypeBytes(elt);
+      out.push_back(p);
+    };
+    auto lastDim = [](Value v) {
+      return cast<RankedTensorType>(v.getType()).getShape().back();
+    };
+    std::vector<int64_t> segments;
+    if (auto s = op->getAttrOfType<DenseI64ArrayAttr>(kTPSegmentsAttrName))
+      segments.assign(s.asArrayRef().begin(), s.asArrayRef().end());
+    if (auto linear = dyn_cast<dit::LinearOp>(op)) {
+      int64_t in = lastDim(linear.getInput()), out = lastDim(linear.getResult());
+      auto role = op->getAttrOfType<StringAttr>(kTPRoleAttrName);
+      std::string r = role ? role.str() : "";
+      if (r == "column") {
+        add(name + ".weight", {out * tp, in}, 0, segments);
+        if (linear.getBias())
+          add(name + ".bias", {out * tp}, 0, segments);
+      } else if (r == "row") {
+        add(name + ".weight", {out, in * tp}, 1, segments);
+        if (linear.getBias())
+          add(name + ".bias", {out}, -1, {}, /*rank0Only=*/true);
+      } else {
+        add(name + ".weight", {out, in}, -1, {});
+        if (linear.getBias())
+          add(name + ".bias", {out}, -1, {});
+      }
+    } else if (isa<dit::LayerNormOp, dit::RMSNormOp>(op)) {
+      int64_t width = lastDim(op->getResult(0));
+      auto group = op->getAttrOfType<IntegerAttr>("group_size");
+      bool split = op->hasAttr(kReduceStatsAttrName);
+      std::vector<int64_t> shape = {group ? group.getInt() : (split ? width * tp : width)};
+      add(name + ".weight", shape, split && !group ? 0 : -1, {});
+      if (isa<dit::LayerNormOp>(op))
+        add(name + ".bias", shape, split && !group ? 0 : -1, {});
+    } else if (auto adaln = dyn_cast<dit::AdaLNModulationOp>(op)) {
+      auto r = cast<RankedTensorType>(adaln.getType());
+      int64_t e = lastDim(adaln.getCondition());
+      if (adaln.getTable()) {
+        add(name, {1, r.getDimSize(1), r.getDimSize(2)}, -1, {});
+      } else {
+        add(name + ".weight", {r.getDimSize(1) * r.getDimSize(2), e}, -1, {});
+        add(name + ".bias", {r.getDimSize(1) * r.getDimSize(2)}, -1, {});
+      }
+    } else if (auto t = dyn_cast<dit::TimestepEmbeddingOp>(op)) {
+      int64_t d = lastDim(t.getResult()), f = t.getFreqDim();
+      add(name + ".linear_1.weight", {d, f}, -1, {});
+      add(name + ".linear_1.bias", {d}, -1, {});
+      add(name + ".linear_2.weight", {d, d}, -1, {});
+      add(name + ".linear_2.bias", {d}, -1, {});
+    } else if (auto p = dyn_cast<dit::PatchEmbedOp>(op)) {
+      int64_t d = lastDim(p.getResult()), f = lastDim(p.getLatents());
+      add(name + ".weight", {d, f}, -1, {});
+      add(name + ".bias", {d}, -1, {});
+    }
+    return out;
+  }
+
+  /// Per-step traffic of one op. Transfers between steps (the latents the
+  /// last stage returns to the first) count once per step like the rest.
+  void account(Operation *op) {    if (auto r = dyn_cast<shard::AllReduceOp>(op)) {
+      int64_t n = groupSize(r.getGridAxes());
+      count("all_reduce", axesName(r.getGridAxes()),
+            2.0 * (n - 1) / n * tensorBytes(r.getInput().getType()));
+    } else if (auto g = dyn_cast<shard::AllGatherOp>(op)) {
+      int64_t n = groupSize(g.getGridAxes());
+      count("all_gather", axesName(g.getGridAxes()),
+            double(n - 1) * tensorBytes(g.getInput().getType()));
+    } else if (auto a = dyn_cast<shard::AllToAllOp>(op)) {
+      int64_t n = groupSize(a.getGridAxes());
+      count("all_to_all", axesName(a.getGridAxes()),
+            double(n - 1) / n * tensorBytes(a.getInput().getType()));
+    } else if (auto s = dyn_cast<shard::SendOp>(op)) {
+      count("send", axesName(s.getGridAxes()), tensorBytes(s.getInput().getType()));
+    } else if (auto r = dyn_cast<shard::RecvOp>(op)) {
+      count("recv", axesName(r.getGridAxes()), 0);
+    } else if (auto attention = dyn_cast<dit::AttentionOp>(op)) {
+      auto ring = op->getAttrOfType<IntegerAttr>(kRingAxisAttrName);
+      if (!ring)
+        return;
+      int16_t axis = int16_t(ring.getInt());
+      int64_t hops = mesh.size(mesh.order[axis]) - 1;
+      // K and V image blocks rotate; replicated text rows stay.
+      auto k = cast<RankedTensorType>(attention.getOperands()[1].getType());
+      int64_t rows = k.getDimSize(1) - attention.getTextTokens();
+      int64_t block = rows * k.getDimSize(0) * k.getDimSize(2) *
+                      dtypeBytes(k.getElementType());
+      stats.collectives["shift"] += 2 * hops;
+      stats.bytesSent[axisName(mesh.order[axis])] += 2 * hops * block;
+    } else if (isa<dit::RMSNormOp, dit::LayerNormOp>(op) &&
+               op->hasAttr(kReduceStatsAttrName)) {
+      auto x = cast<RankedTensorType>(op->getResult(0).getType());
+      int64_t n = mesh.size(Axis::TP);
+      int64_t stats_ = isa<dit::LayerNormOp>(op) ? 2 : 1;
+      double bytes = double(elements(x.getShape()) / x.getShape().back()) *
+                     stats_ * 4;
+      count("all_reduce", "tp", 2.0 * (n - 1) / n * bytes);
+    }
+  }
+
+  /// Emits `fn`'s body into this flattener's op list. Calls to other
+  /// functions become `call` ops naming an entry of `functions`, emitted
+  /// once however often they are called; their traffic is added per call.
+  LogicalResult emit(func::FuncOp fn, json &functions,
+                     std::map<std::string, Flattener> &done) {
+    for (BlockArgument arg : fn.getArguments())
+      define(arg);
+    for (Operation &op : fn.front()) {
+      if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+        for (Value v : ret.getOperands())
+          results.push_back(use(v));
+        continue;
+      }
+      json entry = {{"op", op.getName().getStringRef().str()}};
+      json in = json::array(), out = json::array();
+      for (Value v : op.getOperands())
+        in.push_back(use(v));
+      for (Value v : op.getResults())
+        out.push_back(define(v));
+      entry["in"] = in;
+      entry["out"] = out;
+      if (auto call = dyn_cast<func::CallOp>(op)) {
+        auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+            call, call.getCalleeAttr());
+        if (!callee || callee.isExternal())
+          return call.emitError() << "the plan cannot emit " << call.getCallee();
+        std::string name = callee.getName().str();
+        if (!done.count(name)) {
+          Flattener body(mesh);
+          body.counted = counted;
+          if (failed(body.emit(callee, functions, done)))
+            return failure();
+          body.peak = body.peakActivationBytes();
+          functions[name] = {{"values", body.values},
+                             {"args", body.args},
+                             {"results", body.results},
+                             {"ops", body.ops}};
+          counted = body.counted;
+          done.emplace(name, std::move(body));
+        }
+        const Flattener &body = done.at(name);
+        for (auto &[kind, n] : body.stats.collectives)
+          stats.collectives[kind] += n;
+        for (auto &[axis, n] : body.stats.bytesSent)
+          stats.bytesSent[axis] += n;
+        stats.paramBytes += calledParamBytes(body);
+        calleePeak = std::max(calleePeak, body.peak);
+        minBlock = std::min(minBlock, body.minBlock);
+        maxBlock = std::max(maxBlock, body.maxBlock);
+        entry["op"] = "call";
+        entry["callee"] = name;
+        ops.push_back(entry);
+        continue;
+      }
+      json attrs = json::object();
+      for (NamedAttribute a : op.getAttrs()) {
+        StringRef key = a.getName().getValue();
+        if (key == kShardingAttrName || key == "grid")
+          continue;
+        attrs[key.str()] = attrToJson(a.getValue());
+      }
+      if (auto axes = op.getAttrOfType<DenseI16ArrayAttr>("grid_axes"))
+        attrs["axes"] = axesJson(axes.asArrayRef());
+      if (auto ring = op.getAttrOfType<IntegerAttr>(kRingAxisAttrName))
+        attrs["ring_axis_name"] = axisName(mesh.order[ring.getInt()]);
+      entry["attrs"] = attrs;
+      json p = params(&op);
+      if (!p.is_null())
+        entry["params"] = p;
+      if (auto block = op.getAttrOfType<IntegerAttr>(dit::DitDialect::kBlockAttrName)) {
+        minBlock = std::min<int64_t>(minBlock, block.getInt());
+        maxBlock = std::max<int64_t>(maxBlock, block.getInt());
+      }
+      account(&op);
+      ops.push_back(entry);
+    }
+    return success();
+  }
+
+  /// The parameter bytes a callee adds the first time it is called.
+  int64_t calledParamBytes(const Flattener &body) {
+    if (calleesCounted.insert(&body).second)
+      return body.stats.paramBytes;
+    return 0;
+  }
+
+  int64_t define(BlockArgument arg) {
+    int64_t id = define(Value(arg));
+    args.push_back(id);
+    return id;
+  }
+
+  /// Peak bytes of values alive at once, by a scan over definitions and
+  /// last uses.
+  int64_t peakActivationBytes() {
+    int64_t live = 0, peak = 0;
+    std::vector<int64_t> bytes(values.size());
+    for (size_t id = 0; id < values.size(); ++id) {
+      int64_t n = 1;
+      for (int64_t d : values[id]["shape"])
+        n *= d;
+      std::string dtype = values[id]["dtype"];
+      bytes[id] = n * (dtype == "f32" ? 4 : dtype == "f64" ? 8 : 2);
+    }
+    std::vector<std::vector<int64_t>> dying(ops.size() + 1);
+    for (size_t id = 0; id < values.size(); ++id)
+      if (lastUse[id] >= 0)
+        dying[lastUse[id]].push_back(id);
+    size_t index = 0;
+    for (size_t id = 0; id < args.size(); ++id)
+      live += bytes[args[id].get<int64_t>()];
+    for (const json &op : ops) {
+      for (int64_t id : op["out"])
+        live += bytes[id];
+      peak = std::max(peak, live + (op["op"] == "call" ? calleePeak : 0));
+      for (int64_t id : dying[index])
+        live -= bytes[id];
+      ++index;
+    }
+    return peak;
+  }
+};
+
+json modelJson(const ModelSpec &spec) {
+  return {{"name", spec.name},
+          {"family", spec.info().name},
+          {"class_name", spec.className},
+          {"double_blocks", spec.doubleBlocks},
+          {"single_blocks", spec.singleBlocks},
+          {"num_heads", spec.numHeads},
+          {"head_dim", spec.headDim},
+          {"hidden_size", spec.hiddenSize},
+          {"ffn_size", spec.ffnSize},
+          {"text_hidden_size", spec.textHiddenSize},
+          {"text_embed_dim", spec.textEmbedDim},
+          {"pooled_dim", spec.pooledDim},
+          {"latent_channels", spec.latentChannels},
+          {"patch", spec.patch},
+          {"vae_spatial", spec.vaeSpatial},
+          {"vae_temporal", spec.vaeTemporal},
+          {"experts", spec.experts},
+          {"guidance_embeds", spec.guidanceEmbeds}};
+}
+
+json workloadJson(const Workload &w) {
+  return {{"batch", w.batch},
+          {"height", w.height},
+          {"width", w.width},
+          {"frames", w.frames},
+          {"latent_frames", w.latentFrames},
+          {"latent_height", w.latentHeight},
+          {"latent_width", w.latentWidth},
+          {"grid", w.grid},
+          {"image_tokens", w.imageTokens},
+          {"text_tokens", w.textTokens},
+          {"branches", w.branches},
+          {"guidance_scale", w.guidanceScale},
+          {"steps", w.steps}};
+}
+
+} // namespace
+
+FailureOr<Plan> buildPlan(ModuleOp module, const ModelSpec &spec,
+                          const Workload &workload,
+                          const Deployment &deployment) {
+  FailureOr<MeshInfo> mesh = readMeshInfo(module);
+  auto roles = module->getAttrOfType<ArrayAttr>(kRolesAttrName);
+  auto table = module->getAttrOfType<DenseI64ArrayAttr>(kRankRolesAttrName);
+  auto groups = module->getAttrOfType<DictionaryAttr>(kGroupsAttrName);
+  if (failed(mesh) || !roles || !table || !groups)
+    return module.emitError() << "the plan needs a module lowered by the "
+                                 "partition pipeline";
+  Plan plan;
+  int64_t cfg = mesh->size(Axis::CFG), stages = mesh->size(Axis::PP);
+  int64_t branches = workload.branches;
+  for (Attribute ref : roles) {
+    auto fn = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+        module, cast<FlatSymbolRefAttr>(ref));
+    auto role = fn->getAttrOfType<DictionaryAttr>(kRoleAttrName);
+    ProgramFile program;
+    program.stage = cast<IntegerAttr>(role.get("stage")).getInt();
+    program.cfg = cast<IntegerAttr>(role.get("cfg")).getInt();
+    program.expert = fn.getName().starts_with("denoise_step_2") ? "transformer_2"
+                                                                 : "transformer";
+    program.id = "s" + std::to_string(program.stage) + "_c" +
+                 std::to_string(program.cfg) +
+                 (program.expert == "transformer_2" ? "_e2" : "");
+    program.file = "programs/" + program.id + ".json";
+    for (int64_t slot = 0; slot < branches / cfg; ++slot)
+      program.branches.push_back(program.cfg * (branches / cfg) + slot);
+
+    Flattener flat(*mesh);
+    json functions = json::object();
+    std::map<std::string, Flattener> done;
+    if (failed(flat.emit(fn, functions, done)))
+      return failure();
+    json inputs = json::array();
+    int64_t perBranch = spec.pooledDim ? 2 : 1;
+    for (BlockArgument arg : fn.getArguments()) {
+      int64_t id = flat.args[arg.getArgNumber()];
+      unsigned n = arg.getArgNumber();
+      json input = {{"value", id}};
+      if (n == 0)
+        input["name"] = "latents";
+      else if (n == 1)
+        input["name"] = "timestep";
+      else if (n == 2)
+        input["name"] = "sigma";
+      else if (n == 3)
+        input["name"] = "sigma_next";
+      else if (n < 4 + branches * perBranch) {
+        input["name"] = (n - 4) % perBranch == 0 ? "text" : "pooled_text";
+        input["branch"] = (n - 4) / perBranch;
+      } else {
+        input["name"] = "guidance";
+      }
+      inputs.push_back(input);
+    }
+    flat.stats.activationBytes = flat.peakActivationBytes();
+    if (flat.maxBlock >= 0)
+      program.layers = {flat.minBlock, flat.maxBlock};
+    program.stats = flat.stats;
+    program.program = {{"format_version", 1},
+                       {"id", program.id},
+                       {"stage", program.stage},
+                       {"cfg", program.cfg},
+                       {"branches", program.branches},
+                       {"expert", program.expert},
+                       {"inputs", inputs},
+                       {"outputs", flat.results},
+                       {"values", flat.values},
+                       {"ops", flat.ops},
+                       {"functions", functions}};
+    plan.programs.push_back(std::move(program));
+  }
+
+  // Manifest: model, workload, mesh (layout order), groups, rank table.
+  json manifest = {{"format_version", 1},
+                   {"model", modelJson(spec)},
+                   {"workload", workloadJson(workload)}};
+  json axes = json::array();
+  for (Axis axis : mesh->order)
+    axes.push_back({{"name", axisName(axis)}, {"size", mesh->size(axis)}});
+  manifest["mesh"] = {{"axes", axes}, {"num_gpus", deployment.numGpus}};
+  json groupsJson = json::object();
+  for (NamedAttribute axis : groups) {
+    json lists = json::array();
+    for (Attribute list : cast<ArrayAttr>(axis.getValue())) {
+      auto ranks = cast<DenseI64ArrayAttr>(list).asArrayRef();
+      lists.push_back(std::vector<int64_t>(ranks.begin(), ranks.end()));
+    }
+    groupsJson[axis.getName().str()] = lists;
+  }
+  manifest["groups"] = groupsJson;
+  std::vector<Axis> seq = mesh->sequenceAxes();
+  json seqAxes = json::array();
+  for (Axis a : seq)
+    seqAxes.push_back(axisName(a));
+  manifest["latents"] = {
+      {"layout", "patch_tokens"},
+      {"tokens", workload.imageTokens},
+      {"features", spec.latentChannels * spec.patch[0] * spec.patch[1] * spec.patch[2]},
+      {"split_over", seqAxes}};
+  const Placement &transformer = *deployment.find("transformer");
+  Placement laidOut = transformer;
+  if (!laidOut.explicitInstances)
+    laidOut.instances = defaultInstances(laidOut.degrees, mesh->order);
+  std::vector<Degrees> coords =
+      rankCoordinates(laidOut, mesh->order, deployment.numGpus);
+  json ranks = json::array();
+  size_t perExpert = size_t(stages * cfg);
+  for (int64_t rank = 0; rank < deployment.numGpus; ++rank) {
+    int64_t role = rank < int64_t(table.size()) ? table[rank] : -1;
+    json entry = {{"rank", rank}};
+    if (role < 0) {
+      entry["program"] = nullptr;
+    } else {
+      json c = json::object();
+      for (Axis axis : kAllAxes)
+        c[axisName(axis)] = coords[rank][axis];
+      entry["coords"] = c;
+      entry["program"] = plan.programs[role].id;
+      if (plan.programs.size() > perExpert)
+        entry["program_2"] = plan.programs[perExpert + role].id;
+    }
+    ranks.push_back(entry);
+  }
+  manifest["ranks"] = ranks;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module.print(os);
+  os.flush();
+  plan.partitionedMLIR = text;
+  plan.manifest = manifest;
+  return plan;
+}
+
+static json statsJson(const StepStats &s) {
+  return {{"collectives", s.collectives},
+          {"bytes_sent", s.bytesSent},
+          {"param_bytes", s.paramBytes},
+          {"activation_bytes", s.activationBytes}};
+}
+
+std::string writePlan(Plan &plan, const std::string &dir) {
+  struct stat info;
+  if (::stat(dir.c_str(), &info) == 0) {
+    if (!S_ISDIR(info.st_mode))
+      throw BadInput(dir + ": exists and is not a folder; -o needs a new or "
+                           "empty folder");
+  }
+  std::string temp = dir + ".tmp." + std::to_string(::getpid());
+  if (::mkdir(temp.c_str(), 0755) != 0 ||
+      ::mkdir((temp + "/programs").c_str(), 0755) != 0)
+    throw BadInput(dir + ": cannot create the plan folder: " +
+                   std::strerror(errno));
+  json programs = json::array();
+  std::string hashInput;
+  try {
+    for (ProgramFile &p : plan.programs) {
+      std::string content = p.program.dump() + "\n";
+      std::string hash = sha256Hex(content);
+      writeFileAtomically(temp + "/" + p.file, content);
+      programs.push_back({{"id", p.id},
+                          {"file", p.file},
+                          {"sha256", hash},
+                          {"stage", p.stage},
+                          {"branch", p.branches.empty() ? 0 : p.branches.front()},
+                          {"branches", p.branches},
+                          {"expert", p.expert},
+                          {"layers", {p.layers.first, p.layers.second}},
+                          {"per_step", statsJson(p.stats)}});
+      hashInput += hash;
+    }
+    plan.manifest["programs"] = programs;
+    std::string planHash = sha256Hex(plan.manifest.dump() + hashInput);
+    plan.manifest["plan_hash"] = planHash;
+    writeFileAtomically(temp + "/manifest.json", plan.manifest.dump(1) + "\n");
+    writeFileAtomically(temp + "/partitioned.mlir", plan.partitionedMLIR);
+    // An existing empty folder is replaced; a non-empty one is refused.
+    if (::stat(dir.c_str(), &info) == 0 && ::rmdir(dir.c_str()) != 0)
+      throw BadInput(dir + ": is not empty; -o needs a new or empty folder");
+    if (std::rename(temp.c_str(), dir.c_str()) != 0)
+      throw BadInput(dir + ": cannot be written: " + std::strerror(errno));
+    return planHash;
+  } catch (...) {
+    std::string cleanup = "rm -rf '" + temp + "'";
+    (void)std::system(cleanup.c_str());
+    throw;
+  }
+}
+
+std::string formatPlanSummary(const Plan &plan) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << llvm::format("%-8s %-6s %-9s %-44s %-40s %12s %12s\n", "program",
+                     "stage", "branches", "collectives / step",
+                     "bytes sent / step", "params", "activations");
+  auto mib = [](int64_t bytes) {
+    return llvm::formatv("{0:F1} MiB", double(bytes) / (1 << 20)).str();
+  };
+  for (const ProgramFile &p : plan.programs) {
+    std::string collectives, bytes, branches;
+    for (auto &[kind, n] : p.stats.collectives)
+      collectives += (collectives.empty() ? "" : " ") + kind + "=" + std::to_string(n);
+    for (auto &[axis, n] : p.stats.bytesSent)
+      bytes += (bytes.empty() ? "" : " ") + axis + "=" + mib(n);
+    for (int64_t b : p.branches)
+      branches += (branches.empty() ? "" : ",") + std::to_string(b);
+    os << llvm::format("%-8s %-6lld %-9s %-44s %-40s %12s %12s\n",
+                       p.id.c_str(), (long long)p.stage, branches.c_str(),
+                       collectives.empty() ? "none" : collectives.c_str(),
+                       bytes.empty() ? "none" : bytes.c_str(),
+                       mib(p.stats.paramBytes).c_str(),
+                       mib(p.stats.activationBytes).c_str());
+  }
+  return out;
+}
+
+} // namespace ditc

@@ -1,0 +1,29 @@
+//===- Pipelines.cpp - the partition pipeline -----------------------------===//
+#include "ditc/Transforms/Pipelines.h"
+#include "ditc/Transforms/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+
+namespace ditc {
+
+void buildPartitionPipeline(mlir::OpPassManager &pm,
+                            const PartitionOptions &options) {
+  MeshLayoutOptions layout;
+  layout.meshOrder.assign(options.meshOrder.begin(), options.meshOrder.end());
+  pm.addPass(createMeshLayout(layout));
+  pm.addPass(createPropagateSharding());
+  pm.addPass(createInsertCollectives());
+  pm.addPass(createSplitStages());
+  pm.addPass(createLowerRoles());
+  pm.addPass(createVerifyCollectives());
+}
+
+void registerPartitionPipeline() {
+  mlir::PassPipelineRegistration<>(
+      "dit-partition",
+      "Lay out the mesh, shard, insert collectives, split stages, lower to "
+      "role programs and verify them",
+      [](mlir::OpPassManager &pm) { buildPartitionPipeline(pm, {}); });
+}
+
+} // namespace ditc
