@@ -100,6 +100,20 @@ json attrToJson(Attribute attr) {
     return s.getValue().str();
   if (isa<UnitAttr>(attr))
     return true;
+  if (auto e = dyn_cast<dit::TextPositionAttr>(attr))
+    return dit::stringifyTextPosition(e.getValue()).str();
+  if (auto e = dyn_cast<dit::AttentionKindAttr>(attr))
+    return dit::stringifyAttentionKind(e.getValue()).str();
+  if (auto e = dyn_cast<dit::ActivationKindAttr>(attr))
+    return dit::stringifyActivationKind(e.getValue()).str();
+  if (auto e = dyn_cast<dit::QKVLayoutAttr>(attr))
+    return dit::stringifyQKVLayout(e.getValue()).str();
+  if (auto e = dyn_cast<dit::KVCacheAttr>(attr))
+    return dit::stringifyKVCache(e.getValue()).str();
+  if (auto e = dyn_cast<dit::SchedulerKindAttr>(attr))
+    return dit::stringifySchedulerKind(e.getValue()).str();
+  if (auto e = dyn_cast<shard::ReductionKindAttr>(attr))
+    return shard::stringifyReductionKind(e.getValue()).str();
   // Enums and the remaining dialect attributes: their printed keyword, as
   // in `#dit<text_position prefix>` -> "prefix".
   std::string text;
@@ -329,10 +343,13 @@ struct Flattener {
           if (failed(body.emit(callee, functions, done)))
             return failure();
           body.peak = body.peakActivationBytes();
-          functions[name] = {{"values", body.values},
-                             {"args", body.args},
-                             {"results", body.results},
-                             {"ops", body.ops}};
+          // Move, not copy: a transformer body is most of the plan.
+          json entry = json::object();
+          entry["values"] = std::move(body.values);
+          entry["args"] = std::move(body.args);
+          entry["results"] = body.results;
+          entry["ops"] = std::move(body.ops);
+          functions[name] = std::move(entry);
           counted = body.counted;
           done.emplace(name, std::move(body));
         }
@@ -518,17 +535,18 @@ FailureOr<Plan> buildPlan(ModuleOp module, const ModelSpec &spec,
     if (flat.maxBlock >= 0)
       program.layers = {flat.minBlock, flat.maxBlock};
     program.stats = flat.stats;
-    program.program = {{"format_version", 1},
-                       {"id", program.id},
-                       {"stage", program.stage},
-                       {"cfg", program.cfg},
-                       {"branches", program.branches},
-                       {"expert", program.expert},
-                       {"inputs", inputs},
-                       {"outputs", flat.results},
-                       {"values", flat.values},
-                       {"ops", flat.ops},
-                       {"functions", functions}};
+    json &out = program.program;
+    out = {{"format_version", 1},
+           {"id", program.id},
+           {"stage", program.stage},
+           {"cfg", program.cfg},
+           {"branches", program.branches},
+           {"expert", program.expert},
+           {"outputs", flat.results}};
+    out["inputs"] = std::move(inputs);
+    out["values"] = std::move(flat.values);
+    out["ops"] = std::move(flat.ops);
+    out["functions"] = std::move(functions);
     plan.programs.push_back(std::move(program));
   }
 

@@ -26,49 +26,59 @@ inline uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
 } // namespace
 
+namespace {
+
+void compress(uint32_t h[8], const uint8_t *block) {
+  uint32_t w[64];
+  for (int i = 0; i < 16; ++i)
+    w[i] = uint32_t(block[4 * i]) << 24 | uint32_t(block[4 * i + 1]) << 16 |
+           uint32_t(block[4 * i + 2]) << 8 | uint32_t(block[4 * i + 3]);
+  for (int i = 16; i < 64; ++i) {
+    uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+    uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+    w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+  }
+  uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5],
+           g = h[6], k = h[7];
+  for (int i = 0; i < 64; ++i) {
+    uint32_t s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25);
+    uint32_t choice = (e & f) ^ (~e & g);
+    uint32_t t1 = k + s1 + choice + kRoundConstants[i] + w[i];
+    uint32_t s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22);
+    uint32_t majority = (a & b) ^ (a & c) ^ (b & c);
+    uint32_t t2 = s0 + majority;
+    k = g;
+    g = f;
+    f = e;
+    e = d + t1;
+    d = c;
+    c = b;
+    b = a;
+    a = t1 + t2;
+  }
+  h[0] += a; h[1] += b; h[2] += c; h[3] += d;
+  h[4] += e; h[5] += f; h[6] += g; h[7] += k;
+}
+
+} // namespace
+
 std::string sha256Hex(const std::string &data) {
   uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-  std::vector<uint8_t> message(data.begin(), data.end());
+  const uint8_t *bytes = reinterpret_cast<const uint8_t *>(data.data());
+  size_t full = data.size() / 64 * 64;
+  for (size_t offset = 0; offset < full; offset += 64)
+    compress(h, bytes + offset);
+  // The tail, the 0x80 marker and the bit length: one or two blocks.
+  std::vector<uint8_t> tail(bytes + full, bytes + data.size());
+  tail.push_back(0x80);
+  while (tail.size() % 64 != 56)
+    tail.push_back(0);
   uint64_t bits = uint64_t(data.size()) * 8;
-  message.push_back(0x80);
-  while (message.size() % 64 != 56)
-    message.push_back(0);
   for (int i = 7; i >= 0; --i)
-    message.push_back(uint8_t(bits >> (8 * i)));
-  for (size_t chunk = 0; chunk < message.size(); chunk += 64) {
-    uint32_t w[64];
-    for (int i = 0; i < 16; ++i)
-      w[i] = uint32_t(message[chunk + 4 * i]) << 24 |
-             uint32_t(message[chunk + 4 * i + 1]) << 16 |
-             uint32_t(message[chunk + 4 * i + 2]) << 8 |
-             uint32_t(message[chunk + 4 * i + 3]);
-    for (int i = 16; i < 64; ++i) {
-      uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
-      uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
-      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-    }
-    uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5],
-             g = h[6], k = h[7];
-    for (int i = 0; i < 64; ++i) {
-      uint32_t s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25);
-      uint32_t choice = (e & f) ^ (~e & g);
-      uint32_t t1 = k + s1 + choice + kRoundConstants[i] + w[i];
-      uint32_t s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22);
-      uint32_t majority = (a & b) ^ (a & c) ^ (b & c);
-      uint32_t t2 = s0 + majority;
-      k = g;
-      g = f;
-      f = e;
-      e = d + t1;
-      d = c;
-      c = b;
-      b = a;
-      a = t1 + t2;
-    }
-    h[0] += a; h[1] += b; h[2] += c; h[3] += d;
-    h[4] += e; h[5] += f; h[6] += g; h[7] += k;
-  }
+    tail.push_back(uint8_t(bits >> (8 * i)));
+  for (size_t offset = 0; offset < tail.size(); offset += 64)
+    compress(h, tail.data() + offset);
   char hex[65];
   for (int i = 0; i < 8; ++i)
     std::snprintf(hex + 8 * i, 9, "%08x", h[i]);

@@ -22,6 +22,7 @@
 #include "ditc/Support/BadInput.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include <nlohmann/json.hpp>
 #include "llvm/Support/raw_ostream.h"
@@ -157,6 +158,17 @@ nlohmann::json degreesAsJson(const Degrees &d) {
           {"cfg_parallel_size", d[Axis::CFG]},
           {"pp_size", d[Axis::PP]},
           {"dp_size", d[Axis::DP]}};
+}
+
+/// --dtype bf16|f32, bf16 by default.
+ElementType readElementType(const ArgParser &args) {
+  auto dtype = args.get("--dtype");
+  if (!dtype || *dtype == "bf16")
+    return ElementType::BF16;
+  if (*dtype == "f32")
+    return ElementType::F32;
+  throw BadInput("command line: --dtype value '" + *dtype +
+                 "' is not allowed; expected bf16 or f32");
 }
 
 /// A model, a workload and a deployment, from flags or a deployment file.
@@ -295,14 +307,7 @@ int runCompile(const std::vector<std::string> &argv) {
   auto output = args.get("-o");
   if (!output || output->empty())
     throw BadInput("command line: 'ditc compile' needs -o PLAN_DIR");
-  ElementType elementType = ElementType::BF16;
-  if (auto dtype = args.get("--dtype")) {
-    if (*dtype == "f32")
-      elementType = ElementType::F32;
-    else if (*dtype != "bf16")
-      throw BadInput("command line: --dtype value '" + *dtype +
-                     "' is not allowed; expected bf16 or f32");
-  }
+  ElementType elementType = readElementType(args);
   Request request = readRequest(args);
 
   mlir::DialectRegistry registry;
@@ -315,11 +320,14 @@ int runCompile(const std::vector<std::string> &argv) {
     return 1;
   }
   mlir::PassManager pm(&context);
+  // The passes keep the IR valid (the lit tests verify after each one);
+  // the plan is cut from IR verified once, at the end.
+  pm.enableVerifier(false);
   PartitionOptions options;
   for (Axis axis : request.deployment.meshOrder)
     options.meshOrder.push_back(axisName(axis));
   buildPartitionPipeline(pm, options);
-  if (mlir::failed(pm.run(*module))) {
+  if (mlir::failed(pm.run(*module)) || mlir::failed(mlir::verify(*module))) {
     std::cerr << "ditc: internal error: the partition pipeline failed on a "
                  "configuration the legality rules accept (diagnostics "
                  "above)\n";
@@ -363,13 +371,7 @@ int runImport(const std::vector<std::string> &argv) {
   args.expectPositionals(1, "a MODEL (a bundled name, config.json or folder)");
 
   ImportOptions importOptions;
-  if (auto dtype = args.get("--dtype")) {
-    if (*dtype == "f32")
-      importOptions.elementType = ElementType::F32;
-    else if (*dtype != "bf16")
-      throw BadInput("command line: --dtype value '" + *dtype +
-                     "' is not allowed; expected bf16 or f32");
-  }
+  importOptions.elementType = readElementType(args);
   ModelSpec spec = loadModel(args.positional()[0]);
   Workload workload = resolveWorkload(spec, readWorkloadFlags(args));
 
