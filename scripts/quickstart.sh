@@ -19,3 +19,9 @@ echo "== ditc check wan2.1-t2v-14b --tp-size 2 --ulysses-degree 4 (legal)"
 echo
 echo "== ditc check sd3.5-large --ulysses-degree 4 (illegal: 38 heads)"
 "$ditc" check sd3.5-large --ulysses-degree 4 || true
+echo
+echo "== ditc compile tiny-wan for cfg 2 x tp 2 (4 ranks)"
+plan=$(mktemp -d)/plan
+"$ditc" compile tiny-wan --height 128 --width 128 --num-frames 5 \
+  --cfg-parallel-size 2 --tp-size 2 -o "$plan" --summary
+ls "$plan" "$plan/programs"
