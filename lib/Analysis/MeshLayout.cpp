@@ -81,6 +81,8 @@ placementGroups(const Placement &placement, Axis axis,
       for (const std::vector<int64_t> &ranks : placement.instances)
         if (position < ranks.size())
           group.push_back(ranks[position]);
+      // Like every group, listed in ascending rank order.
+      std::sort(group.begin(), group.end());
       groups.push_back(std::move(group));
     }
     return groups;

@@ -3,6 +3,7 @@
 // RUN: %add-mesh "pp = 2, cfg = 2" %t.wan.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives --dit-split-stages --dit-lower-roles | FileCheck %s --check-prefix=PPCFG
 // RUN: %add-mesh "cfg = 2, tp = 2" %t.wan.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives --dit-lower-roles | FileCheck %s --check-prefix=CFGTP
 // RUN: %add-mesh "tp = 2" %t.wan.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives --dit-lower-roles | FileCheck %s --check-prefix=ONE
+// RUN: %add-mesh "dp = 2" %t.wan.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives --dit-lower-roles | FileCheck %s --check-prefix=DP
 
 // pp 2 x cfg 2: cfg is outermost, so ranks 0, 1 carry branch 0 through
 // stages 0 and 1 (roles 0 and 2), ranks 2, 3 carry branch 1.
@@ -37,3 +38,9 @@
 // ONE: call @transformer(%arg0, %arg1, %arg4)
 // ONE-NEXT: call @transformer(%arg0, %arg1, %arg5)
 // ONE-NEXT: dit.cfg_combine
+
+// dp 2: two replicas of one program, no collective at all.
+// DP: dit.rank_roles = array<i64: 0, 0>
+// DP-SAME: dit.roles = [@denoise_step_s0_c0]
+// DP-NOT: shard.all
+// DP-NOT: shard.send

@@ -41,7 +41,7 @@ module attributes {dit.mesh = #dit.mesh<pp = 2, cfg = 2, kv_gather = 2>} {}
 
 // Explicit replica rank lists keep their ranks; the layout applies inside.
 // CHECK-LABEL: module attributes
-// CHECK-SAME: dp = [array<i64: 4, 0>, array<i64: 5, 1>, array<i64: 6, 2>, array<i64: 7, 3>]
+// CHECK-SAME: dp = [array<i64: 0, 4>, array<i64: 1, 5>, array<i64: 2, 6>, array<i64: 3, 7>]
 // CHECK-SAME: tp = [array<i64: 4, 5>, array<i64: 6, 7>, array<i64: 0, 1>, array<i64: 2, 3>]
 // CHECK-SAME: ulysses = [array<i64: 4, 6>, array<i64: 5, 7>, array<i64: 0, 2>, array<i64: 1, 3>]
 // CHECK: shard.grid @mesh(shape = 2x1x1x1x1x2x2)
