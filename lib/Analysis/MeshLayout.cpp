@@ -93,6 +93,13 @@ placementGroups(const Placement &placement, Axis axis,
   return groups;
 }
 
+Placement layOut(const Placement &placement, const std::vector<Axis> &order) {
+  Placement laidOut = placement;
+  if (!laidOut.explicitInstances)
+    laidOut.instances = defaultInstances(laidOut.degrees, order);
+  return laidOut;
+}
+
 std::vector<Degrees> rankCoordinates(const Placement &placement,
                                      const std::vector<Axis> &order,
                                      int64_t numRanks) {

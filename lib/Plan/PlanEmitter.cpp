@@ -24,6 +24,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cerrno>
+#include <filesystem>
 #include <set>
 #include <cstdio>
 #include <cstring>
@@ -578,9 +579,7 @@ FailureOr<Plan> buildPlan(ModuleOp module, const ModelSpec &spec,
       {"features", spec.latentChannels * spec.patch[0] * spec.patch[1] * spec.patch[2]},
       {"split_over", seqAxes}};
   const Placement &transformer = *deployment.find("transformer");
-  Placement laidOut = transformer;
-  if (!laidOut.explicitInstances)
-    laidOut.instances = defaultInstances(laidOut.degrees, mesh->order);
+  Placement laidOut = layOut(transformer, mesh->order);
   std::vector<Degrees> coords =
       rankCoordinates(laidOut, mesh->order, deployment.numGpus);
   json ranks = json::array();
@@ -619,24 +618,35 @@ static json statsJson(const StepStats &s) {
 }
 
 std::string writePlan(Plan &plan, const std::string &dir) {
-  struct stat info;
-  if (::stat(dir.c_str(), &info) == 0) {
-    if (!S_ISDIR(info.st_mode))
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path target = fs::absolute(fs::path(dir), ec).lexically_normal();
+  if (ec || target.empty())
+    throw BadInput(dir + ": is not a usable path for the plan folder");
+  if (!target.has_filename()) // "plan/" or "."
+    target = target.parent_path();
+  if (fs::exists(target, ec)) {
+    if (!fs::is_directory(target, ec))
       throw BadInput(dir + ": exists and is not a folder; -o needs a new or "
                            "empty folder");
+    if (!fs::is_empty(target, ec))
+      throw BadInput(dir + ": is not empty; -o needs a new or empty folder");
   }
-  std::string temp = dir + ".tmp." + std::to_string(::getpid());
-  if (::mkdir(temp.c_str(), 0755) != 0 ||
-      ::mkdir((temp + "/programs").c_str(), 0755) != 0)
-    throw BadInput(dir + ": cannot create the plan folder: " +
-                   std::strerror(errno));
-  json programs = json::array();
-  std::string hashInput;
+  // The plan is built beside its destination and renamed into place, so a
+  // failure leaves nothing behind.
+  fs::path parent = target.parent_path();
+  fs::path temp = parent / ("." + target.filename().string() + ".tmp." +
+                            std::to_string(::getpid()));
+  fs::create_directories(temp / "programs", ec);
+  if (ec)
+    throw BadInput(dir + ": cannot create the plan folder: " + ec.message());
   try {
+    json programs = json::array();
+    std::string hashInput;
     for (ProgramFile &p : plan.programs) {
       std::string content = p.program.dump() + "\n";
       std::string hash = sha256Hex(content);
-      writeFileAtomically(temp + "/" + p.file, content);
+      writeFileAtomically((temp / p.file).string(), content);
       programs.push_back({{"id", p.id},
                           {"file", p.file},
                           {"sha256", hash},
@@ -651,17 +661,18 @@ std::string writePlan(Plan &plan, const std::string &dir) {
     plan.manifest["programs"] = programs;
     std::string planHash = sha256Hex(plan.manifest.dump() + hashInput);
     plan.manifest["plan_hash"] = planHash;
-    writeFileAtomically(temp + "/manifest.json", plan.manifest.dump(1) + "\n");
-    writeFileAtomically(temp + "/partitioned.mlir", plan.partitionedMLIR);
-    // An existing empty folder is replaced; a non-empty one is refused.
-    if (::stat(dir.c_str(), &info) == 0 && ::rmdir(dir.c_str()) != 0)
-      throw BadInput(dir + ": is not empty; -o needs a new or empty folder");
-    if (std::rename(temp.c_str(), dir.c_str()) != 0)
-      throw BadInput(dir + ": cannot be written: " + std::strerror(errno));
+    writeFileAtomically((temp / "manifest.json").string(),
+                        plan.manifest.dump(1) + "\n");
+    writeFileAtomically((temp / "partitioned.mlir").string(),
+                        plan.partitionedMLIR);
+    if (fs::exists(target, ec))
+      fs::remove(target, ec); // the empty folder the user named
+    fs::rename(temp, target, ec);
+    if (ec)
+      throw BadInput(dir + ": cannot be written: " + ec.message());
     return planHash;
   } catch (...) {
-    std::string cleanup = "rm -rf '" + temp + "'";
-    (void)std::system(cleanup.c_str());
+    fs::remove_all(temp, ec);
     throw;
   }
 }

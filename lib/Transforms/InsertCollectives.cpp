@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace ditc {
 #define GEN_PASS_DEF_INSERTCOLLECTIVES
@@ -157,11 +158,31 @@ struct InsertCollectivesPass
         if (failed(partitionAttention(b, attention)))
           return failure();
     }
+    eraseDeadOps(fn);
     SmallVector<Type> results;
     for (Value v : fn.front().getTerminator()->getOperands())
       results.push_back(v.getType());
     fn.setType(b.getFunctionType(fn.front().getArgumentTypes(), results));
     return tokenType;
+  }
+
+  /// No redundant collective: values nobody reads (the text stream of a
+  /// last dual-stream block, the text heads of a context-only attention)
+  /// and the collectives that fed only them are removed.
+  void eraseDeadOps(func::FuncOp fn) {
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (Operation &op :
+           llvm::make_early_inc_range(llvm::reverse(fn.front()))) {
+        if (isOpTriviallyDead(&op)) {
+          if (isa<shard::AllReduceOp, shard::AllGatherOp, shard::AllToAllOp>(op))
+            --numCollectives;
+          op.erase();
+          changed = true;
+        }
+      }
+    }
   }
 
   void allReduceAfter(OpBuilder &b, LinearOp linear) {

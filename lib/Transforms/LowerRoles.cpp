@@ -65,7 +65,8 @@ struct LowerRolesPass : impl::LowerRolesBase<LowerRolesPass> {
 
     // Rank table: role index s * cfg + c of the first step function.
     Deployment deployment = deploymentFromModule(module);
-    const Placement &transformer = *deployment.find("transformer");
+    // The replicas as dit-mesh-layout laid them out, in the grid's order.
+    Placement transformer = layOut(*deployment.find("transformer"), mesh.order);
     std::vector<Degrees> coords =
         rankCoordinates(transformer, mesh.order, deployment.numGpus);
     SmallVector<int64_t> table;

@@ -84,11 +84,12 @@ struct MeshLayoutPass : impl::MeshLayoutBase<MeshLayoutPass> {
     }
     if (order.empty())
       order = ditc::MeshLayout::defaultOrder();
-    Placement transformer = *deployment.find("transformer");
     // Replicas without explicit rank lists follow the chosen order.
-    if (!transformer.explicitInstances)
-      transformer.instances = defaultInstances(transformer.degrees, order);
+    Placement transformer = layOut(*deployment.find("transformer"), order);
 
+    // A second run replaces the grid of the first.
+    if (Operation *old = SymbolTable::lookupSymbolIn(module, kGridName))
+      old->erase();
     OpBuilder b(context);
     b.setInsertionPointToStart(module.getBody());
     SmallVector<int64_t> shape;
@@ -97,8 +98,6 @@ struct MeshLayoutPass : impl::MeshLayoutBase<MeshLayoutPass> {
       shape.push_back(transformer.degrees[axis]);
       names.push_back(b.getStringAttr(axisName(axis)));
     }
-    if (auto old = SymbolTable::lookupSymbolIn(module, kGridName))
-      old->erase();
     b.create<shard::GridOp>(module.getLoc(), kGridName,
                             b.getDenseI64ArrayAttr(shape));
     module->setAttr(kMeshAxesAttrName, b.getArrayAttr(names));

@@ -8,6 +8,8 @@ namespace ditc {
 
 void buildPartitionPipeline(mlir::OpPassManager &pm,
                             const PartitionOptions &options) {
+  if (options.checkLegality)
+    pm.addPass(createCheckLegality());
   MeshLayoutOptions layout;
   layout.meshOrder.assign(options.meshOrder.begin(), options.meshOrder.end());
   pm.addPass(createMeshLayout(layout));
@@ -21,8 +23,8 @@ void buildPartitionPipeline(mlir::OpPassManager &pm,
 void registerPartitionPipeline() {
   mlir::PassPipelineRegistration<>(
       "dit-partition",
-      "Lay out the mesh, shard, insert collectives, split stages, lower to "
-      "role programs and verify them",
+      "Check legality, lay out the mesh, shard, insert collectives, split "
+      "stages, lower to role programs and verify them",
       [](mlir::OpPassManager &pm) { buildPartitionPipeline(pm, {}); });
 }
 

@@ -88,6 +88,13 @@ struct PropagateShardingPass
     for (Axis axis : mesh.sequenceAxes())
       sequenceAxes.push_back(b.getStringAttr(axisName(axis)));
     tp = mesh.size(Axis::TP);
+    if (mesh.size(Axis::Ring) > 1 && mesh.size(Axis::KVGather) > 1) {
+      module.emitError() << "ring " << mesh.size(Axis::Ring) << " and kv_gather "
+                         << mesh.size(Axis::KVGather)
+                         << " both split rows; the partitioner supports one "
+                            "(see --dit-check-legality)";
+      return signalPassFailure();
+    }
 
     for (auto fn : module.getOps<func::FuncOp>()) {
       auto component = fn->getAttrOfType<StringAttr>(

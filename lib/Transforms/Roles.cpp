@@ -34,28 +34,18 @@ void collect(func::FuncOp fn, std::vector<CollectiveCall> &calls,
     }
     CollectiveCall c;
     c.op = op;
-    std::string attrs;
-    if (auto reduce = dyn_cast<shard::AllReduceOp>(op)) {
-      c.kind = "all_reduce";
-      c.gridAxes.assign(reduce.getGridAxes().begin(), reduce.getGridAxes().end());
-    } else if (auto gather = dyn_cast<shard::AllGatherOp>(op)) {
-      c.kind = "all_gather";
-      c.gridAxes.assign(gather.getGridAxes().begin(), gather.getGridAxes().end());
-      attrs = " gather_axis " + std::to_string(gather.getGatherAxis().getSExtValue());
-    } else if (auto a2a = dyn_cast<shard::AllToAllOp>(op)) {
-      c.kind = "all_to_all";
-      c.gridAxes.assign(a2a.getGridAxes().begin(), a2a.getGridAxes().end());
-      attrs = " split_axis " + std::to_string(a2a.getSplitAxis().getSExtValue()) +
-              " concat_axis " + std::to_string(a2a.getConcatAxis().getSExtValue());
-    } else if (auto send = dyn_cast<shard::SendOp>(op)) {
+    if (auto send = dyn_cast<shard::SendOp>(op)) {
       c.kind = "send";
       c.gridAxes.assign(send.getGridAxes().begin(), send.getGridAxes().end());
       c.peer = send.getDestination().empty() ? -1 : send.getDestination()[0];
+      c.signature = "send " + typesOf(op->getResultTypes());
     } else if (auto recv = dyn_cast<shard::RecvOp>(op)) {
       c.kind = "recv";
       c.gridAxes.assign(recv.getGridAxes().begin(), recv.getGridAxes().end());
       c.peer = recv.getSource() ? (*recv.getSource())[0] : -1;
-    } else if (auto attention = dyn_cast<dit::AttentionOp>(op)) {
+      // Only the tensor moves; recv's operand is a placeholder.
+      c.signature = "recv " + typesOf(op->getResultTypes());
+    } else if (isa<dit::AttentionOp>(op)) {
       auto ring = op->getAttrOfType<IntegerAttr>(kRingAxisAttrName);
       if (!ring)
         return;
@@ -65,13 +55,27 @@ void collect(func::FuncOp fn, std::vector<CollectiveCall> &calls,
                op->hasAttr(kReduceStatsAttrName)) {
       c.kind = "all_reduce_stats";
       c.gridAxes.push_back(-1); // resolved by name below
+    } else if (op->getDialect() &&
+               op->getDialect()->getNamespace() == "shard" &&
+               !isa<shard::AllSliceOp>(op)) {
+      // Every other shard communication op (all_reduce, all_gather,
+      // all_to_all, broadcast, gather, reduce, reduce_scatter, scatter,
+      // shift): members must agree on all of its attributes.
+      auto axes = op->getAttrOfType<DenseI16ArrayAttr>("grid_axes");
+      if (!axes)
+        return;
+      c.kind = op->getName().stripDialect().str();
+      c.gridAxes.assign(axes.asArrayRef().begin(), axes.asArrayRef().end());
     } else {
       return;
     }
-    if (c.kind == "send" || c.kind == "recv") {
-      // Only the tensor moves; recv's operand is a placeholder.
-      c.signature = c.kind + " " + typesOf(op->getResultTypes());
-    } else {
+    if (c.signature.empty()) {
+      std::string attrs;
+      llvm::raw_string_ostream os(attrs);
+      for (NamedAttribute a : op->getAttrs())
+        if (a.getName() != "grid" && !a.getName().getValue().starts_with("dit.block"))
+          os << " " << a.getName().getValue() << "=" << a.getValue();
+      os.flush();
       c.signature = c.kind + " (" + typesOf(op->getOperandTypes()) + ") -> (" +
                     typesOf(op->getResultTypes()) + ")" + attrs;
     }

@@ -65,6 +65,9 @@ struct VerifyCollectivesPass
         }
       }
       ok &= checkPipeline(*mesh, base, programs, calls);
+      if (ok)
+        ok &= checkProgress(*mesh, base, perStep, table.asArrayRef(), groups,
+                            programs, calls);
     }
     if (!ok)
       signalPassFailure();
@@ -127,9 +130,9 @@ struct VerifyCollectivesPass
     return true;
   }
 
-  /// Stage s's sends to s + 1 must meet stage s + 1's receives from s, one
-  /// for one, for every cfg coordinate; likewise the latents the last stage
-  /// sends back to the first.
+  /// Every stage's sends to another stage must meet that stage's receives
+  /// from it one for one, for every cfg coordinate (forward hidden states,
+  /// and the latents the last stage returns to the first).
   bool checkPipeline(const MeshInfo &mesh, size_t base,
                      std::vector<func::FuncOp> &programs,
                      const std::vector<std::vector<CollectiveCall>> &calls) {
@@ -138,35 +141,131 @@ struct VerifyCollectivesPass
       return true;
     int16_t ppAxis = mesh.gridAxis(Axis::PP);
     for (int64_t c = 0; c < cfg; ++c)
-      for (int64_t s = 0; s < stages; ++s) {
-        int64_t to = (s + 1) % stages;
-        size_t sender = base + s * cfg + c, receiver = base + to * cfg + c;
-        std::vector<const CollectiveCall *> sends, recvs;
-        for (const CollectiveCall *call : onAxis(calls[sender], ppAxis, "send"))
-          if (call->peer == to)
-            sends.push_back(call);
-        for (const CollectiveCall *call : onAxis(calls[receiver], ppAxis, "recv"))
-          if (call->peer == s)
-            recvs.push_back(call);
-        for (size_t i = 0; i < std::max(sends.size(), recvs.size()); ++i) {
-          std::string sent = i < sends.size()
-                                 ? sends[i]->signature.substr(5)
-                                 : "nothing";
-          std::string received = i < recvs.size()
-                                     ? recvs[i]->signature.substr(5)
-                                     : "nothing";
-          if (sent == received)
+      for (int64_t s = 0; s < stages; ++s)
+        for (int64_t to = 0; to < stages; ++to) {
+          if (to == s)
             continue;
-          Operation *where = i < recvs.size() ? recvs[i]->op : sends[i]->op;
-          where->emitError()
-              << "pipeline mismatch between stage " << s << " and stage " << to
-              << ": @" << programs[sender].getName() << " sends " << sent
-              << " as its transfer #" << i << " but @"
-              << programs[receiver].getName() << " receives " << received;
-          return false;
+          size_t sender = base + s * cfg + c, receiver = base + to * cfg + c;
+          std::vector<const CollectiveCall *> sends, recvs;
+          for (const CollectiveCall *call : onAxis(calls[sender], ppAxis, "send"))
+            if (call->peer == to)
+              sends.push_back(call);
+          for (const CollectiveCall *call :
+               onAxis(calls[receiver], ppAxis, "recv"))
+            if (call->peer == s)
+              recvs.push_back(call);
+          for (size_t i = 0; i < std::max(sends.size(), recvs.size()); ++i) {
+            std::string sent =
+                i < sends.size() ? sends[i]->signature.substr(5) : "nothing";
+            std::string received =
+                i < recvs.size() ? recvs[i]->signature.substr(5) : "nothing";
+            if (sent == received)
+              continue;
+            Operation *where = i < recvs.size() ? recvs[i]->op : sends[i]->op;
+            where->emitError()
+                << "pipeline mismatch between stage " << s << " and stage "
+                << to << ": @" << programs[sender].getName() << " sends "
+                << sent << " as its transfer #" << i << " but @"
+                << programs[receiver].getName() << " receives " << received;
+            return false;
+          }
+        }
+    return true;
+  }
+
+  /// Runs the role programs' collectives against each other, as the ranks
+  /// would: a group collective fires when every member role has reached it,
+  /// a send when its receiver has reached the matching receive. If some
+  /// program can never proceed, the plan would hang; the error names the
+  /// collective each stuck program waits in. Collectives whose group
+  /// members all run the same program (tp, ulysses, ring, kv_gather, dp)
+  /// fire by symmetry.
+  bool checkProgress(const MeshInfo &mesh, size_t base, size_t perStep,
+                     ArrayRef<int64_t> table, DictionaryAttr groups,
+                     std::vector<func::FuncOp> &programs,
+                     const std::vector<std::vector<CollectiveCall>> &calls) {
+    // A representative rank per role, and its partner roles on each axis.
+    std::vector<int64_t> representative(perStep, -1);
+    for (size_t rank = 0; rank < table.size(); ++rank)
+      if (table[rank] >= 0 && representative[table[rank]] < 0)
+        representative[table[rank]] = int64_t(rank);
+    auto partners = [&](size_t role, int16_t gridAxis) {
+      std::vector<size_t> out;
+      Axis axis = mesh.order[gridAxis];
+      auto lists = groups.getAs<ArrayAttr>(axisName(axis));
+      int64_t rank = representative[role];
+      if (!lists || rank < 0)
+        return out;
+      for (Attribute list : lists) {
+        ArrayRef<int64_t> ranks = cast<DenseI64ArrayAttr>(list).asArrayRef();
+        if (!llvm::is_contained(ranks, rank))
+          continue;
+        for (int64_t member : ranks)
+          if (member < int64_t(table.size()) && table[member] >= 0 &&
+              !llvm::is_contained(out, size_t(table[member])))
+            out.push_back(size_t(table[member]));
+      }
+      return out;
+    };
+    int16_t ppAxis = mesh.gridAxis(Axis::PP);
+    int64_t cfg = mesh.size(Axis::CFG);
+    std::vector<size_t> position(perStep, 0);
+    auto current = [&](size_t role) -> const CollectiveCall * {
+      const auto &list = calls[base + role];
+      return position[role] < list.size() ? &list[position[role]] : nullptr;
+    };
+    bool progressed = true;
+    while (progressed) {
+      progressed = false;
+      for (size_t role = 0; role < perStep; ++role) {
+        const CollectiveCall *call = current(role);
+        if (!call)
+          continue;
+        if (call->kind == "send" || call->kind == "recv") {
+          // The peer role: same cfg coordinate, the named stage.
+          size_t peer = size_t(call->peer) * cfg + role % cfg;
+          const CollectiveCall *other = peer < perStep ? current(peer) : nullptr;
+          int64_t stage = int64_t(role) / cfg;
+          bool matches = other && other->peer == stage &&
+                         ((call->kind == "send" && other->kind == "recv") ||
+                          (call->kind == "recv" && other->kind == "send")) &&
+                         llvm::is_contained(other->gridAxes, ppAxis);
+          if (matches) {
+            ++position[role];
+            ++position[peer];
+            progressed = true;
+          }
+          continue;
+        }
+        std::vector<size_t> members;
+        for (int16_t axis : call->gridAxes)
+          for (size_t m : partners(role, axis))
+            if (!llvm::is_contained(members, m))
+              members.push_back(m);
+        bool ready = llvm::all_of(members, [&](size_t m) {
+          const CollectiveCall *other = current(m);
+          return m == role || (other && other->signature == call->signature);
+        });
+        if (ready) {
+          for (size_t m : members)
+            if (m != role)
+              ++position[m];
+          ++position[role];
+          progressed = true;
         }
       }
-    return true;
+    }
+    bool ok = true;
+    for (size_t role = 0; role < perStep; ++role)
+      if (const CollectiveCall *stuck = current(role)) {
+        stuck->op->emitError()
+            << "@" << programs[base + role].getName() << " would wait forever in "
+            << stuck->signature
+            << ": the ranks it needs are blocked in other collectives, so the "
+               "plan would hang";
+        ok = false;
+      }
+    return ok;
   }
 };
 

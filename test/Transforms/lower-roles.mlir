@@ -44,3 +44,9 @@
 // DP-SAME: dit.roles = [@denoise_step_s0_c0]
 // DP-NOT: shard.all
 // DP-NOT: shard.send
+
+// The rank table follows a mesh order given to the pass: with cfg
+// outermost, ranks 0-3 run branch 0 and 4-7 branch 1, like the cfg groups.
+// RUN: %add-mesh "dp = 2, cfg = 2, tp = 2" %t.wan.mlir | dit-opt --dit-mesh-layout="mesh-order=cfg,tp,dp,pp,ring,kv_gather,ulysses" --dit-propagate-sharding --dit-insert-collectives --dit-lower-roles --dit-verify-collectives | FileCheck %s --check-prefix=ORDER
+// ORDER: cfg = [array<i64: 0, 4>, array<i64: 2, 6>, array<i64: 1, 5>, array<i64: 3, 7>]
+// ORDER: dit.rank_roles = array<i64: 0, 0, 0, 0, 1, 1, 1, 1>

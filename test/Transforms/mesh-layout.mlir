@@ -46,3 +46,13 @@ module attributes {dit.mesh = #dit.mesh<pp = 2, cfg = 2, kv_gather = 2>} {}
 // CHECK-SAME: ulysses = [array<i64: 4, 6>, array<i64: 5, 7>, array<i64: 0, 2>, array<i64: 1, 3>]
 // CHECK: shard.grid @mesh(shape = 2x1x1x1x1x2x2)
 module attributes {dit.deployment = #dit.deployment<num_gpus = 8, placements = [#dit.placement<component = "transformer", mesh = #dit.mesh<dp = 2, ulysses = 2, tp = 2>, instances = [array<i64: 4, 5, 6, 7>, array<i64: 0, 1, 2, 3>]>]>} {}
+
+// -----
+
+// A second layout replaces the first grid.
+// CHECK-LABEL: module attributes
+// CHECK: shard.grid @mesh(shape = 1x1x1x1x1x1x2)
+// CHECK-NOT: shard.grid
+module attributes {dit.mesh = #dit.mesh<tp = 2>, dit.mesh_axes = ["dp", "cfg", "pp", "ring", "kv_gather", "ulysses", "tp"]} {
+  shard.grid @mesh(shape = 1x1x1x1x1x1x4)
+}

@@ -324,6 +324,7 @@ int runCompile(const std::vector<std::string> &argv) {
   // the plan is cut from IR verified once, at the end.
   pm.enableVerifier(false);
   PartitionOptions options;
+  options.checkLegality = false; // checked above, with suggestions
   for (Axis axis : request.deployment.meshOrder)
     options.meshOrder.push_back(axisName(axis));
   buildPartitionPipeline(pm, options);

@@ -44,8 +44,10 @@ def Dit_PatchEmbedOp : Dit_Op<"patch_embed", [Pure]> {
     Takes latents `[B, C, H, W]` (images) or `[B, C, F, H, W]` (video) and
     produces tokens `[B, S, D]` with
     `S = (F / patch[0]) * (H / patch[1]) * (W / patch[2])` (F = 1 for
-    images). The projection has `C * patch[0] * patch[1] * patch[2]` input
-    features. FLUX-style 2x2 packing followed by a linear is the same op.
+    images), tokens in (frame, row, column) order. Patchifying gathers each
+    token's `pt * ph * pw * C` values in (pt, ph, pw, C) order, the order
+    `dit.unpatchify` reads them back in, and a linear projects them to the
+    model width. FLUX-style 2x2 packing followed by a linear is the same op.
     After partitioning the latents stay in patch-token layout: the input is
     then already patchified, `[B, S, C * pt * ph * pw]`, and the op is the
     projection alone.
@@ -333,7 +335,8 @@ def Dit_UnpatchifyOp : Dit_Op<"unpatchify", [Pure]> {
   let description = [{
     `[B, F' * H' * W', pt * ph * pw * C] -> [B, C, F' * pt, H' * ph, W' * pw]`
     (rank 4 without the frame dimension for images), where `grid` is
-    `[F', H', W']`.
+    `[F', H', W']` and each token's features are in (pt, ph, pw, C) order:
+    the inverse of `dit.patch_embed`'s patchify.
 
     ```mlir
     %l = dit.unpatchify %x {patch = array<i64: 1, 2, 2>, grid = array<i64: 21, 30, 52>}

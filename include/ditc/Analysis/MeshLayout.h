@@ -54,6 +54,10 @@ std::vector<std::vector<int64_t>>
 placementGroups(const Placement &placement, Axis axis,
                 const std::vector<Axis> &order);
 
+/// `placement` with its replicas laid out by `order`: explicit rank lists
+/// stay as given, default ones follow the order.
+Placement layOut(const Placement &placement, const std::vector<Axis> &order);
+
 /// Every rank's coordinate on every axis under `placement` (dp is the
 /// replica index); ranks the placement does not use get -1 everywhere.
 std::vector<Degrees> rankCoordinates(const Placement &placement,

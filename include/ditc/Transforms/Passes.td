@@ -192,7 +192,7 @@ def LowerRoles : Pass<"dit-lower-roles", "::mlir::ModuleOp"> {
   let summary = "One SPMD program per role (PP stage x CFG coordinate) and a rank table";
   let description = [{
     Specializes `@denoise_step` for every role, a (pipeline stage, cfg
-    coordinate) pair, into `@role_s<stage>_c<cfg>`: `dit.cfg_select` becomes
+    coordinate) pair, into `@<step>_s<stage>_c<cfg>` (`@denoise_step_s0_c1`): `dit.cfg_select` becomes
     the role's own branch input, transformer calls go to the role's stage
     function, and only the last stage keeps the CFG exchange, the combine
     and the scheduler step. With pp > 1 the last stage sends the updated

@@ -12,9 +12,12 @@ namespace ditc {
 struct PartitionOptions {
   /// Mesh axes outermost first; empty keeps the deployment's order.
   std::vector<std::string> meshOrder;
+  /// Run dit-check-legality first, so an illegal configuration stops the
+  /// pipeline (ditc compile checks before it partitions, and turns it off).
+  bool checkLegality = true;
 };
 
-/// mesh layout -> sharding propagation -> collective insertion -> stage
+/// [legality check ->] mesh layout -> sharding propagation -> collective insertion -> stage
 /// split -> role lowering -> collective verification.
 void buildPartitionPipeline(mlir::OpPassManager &pm,
                             const PartitionOptions &options);
