@@ -26,6 +26,8 @@ config.substitutions.append(
     ("%expect-exit", os.path.join(config.test_source_root, "expect-exit.sh")))
 config.substitutions.append(
     ("%add-mesh", os.path.join(config.test_source_root, "add-mesh.sh")))
+# The NumPy reference executor runs on Debian's python3 (python3-numpy).
+config.substitutions.append(("%numpy-python", "/usr/bin/python3"))
 config.substitutions.append(("%models", os.path.join(config.ditc_src_root, "models")))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 if config.ditc_runtime in ("ON", "1", "TRUE", "True"):

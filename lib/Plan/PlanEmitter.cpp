@@ -371,7 +371,10 @@ struct Flattener {
       json attrs = json::object();
       for (NamedAttribute a : op.getAttrs()) {
         StringRef key = a.getName().getValue();
-        if (key == kShardingAttrName || key == "grid")
+        // The shard ops' grid symbol is implied (one @mesh); rope's token
+        // grid is data.
+        if (key == kShardingAttrName ||
+            (key == "grid" && isa<FlatSymbolRefAttr>(a.getValue())))
           continue;
         attrs[key.str()] = attrToJson(a.getValue());
       }

@@ -1,0 +1,462 @@
+#!/usr/bin/env python3
+"""Executes a ditc plan on every rank in one process with NumPy (float64)
+and compares its final latents with a reference plan's (usually the
+one-rank plan of the same model).
+
+It is the executable statement of the op semantics in docs/plan-format.md
+and a check of the partitioner: a wrong collective, slice, rank table or
+stage split shows up as an O(1) error. Parameters come from a deterministic
+initializer keyed by (seed, name); each rank materializes only its slice.
+
+Usage: simulate_plan.py PLAN REFERENCE [--steps K] [--seed S] [--tolerance T]
+"""
+import argparse
+import hashlib
+import json
+import math
+import sys
+
+import numpy as np
+
+# -------------------------------------------------------------- inputs
+
+
+def rng_for(seed, name):
+    digest = hashlib.sha256(f"{seed}:{name}".encode()).digest()
+    return np.random.default_rng(int.from_bytes(digest[:8], "little"))
+
+
+def full_parameter(seed, spec, cache):
+    name, shape = spec["name"], spec["shape"]
+    if name not in cache:
+        scale = 0.5 / math.sqrt(shape[-1]) if len(shape) > 1 else 0.1
+        base = 1.0 if name.endswith("weight") and len(shape) == 1 else 0.0
+        cache[name] = base + scale * rng_for(seed, name).standard_normal(shape)
+    return cache[name]
+
+
+def local_parameter(seed, spec, tp_size, tp_index, cache):
+    full = full_parameter(seed, spec, cache)
+    split = spec.get("split")
+    if split:
+        pieces, start = [], 0
+        for width in split["segments"]:
+            chunk = width // tp_size
+            index = [slice(None)] * full.ndim
+            index[split["dim"]] = slice(start + tp_index * chunk,
+                                        start + (tp_index + 1) * chunk)
+            pieces.append(full[tuple(index)])
+            start += width
+        full = np.concatenate(pieces, axis=split["dim"])
+    if spec.get("only_on_axis_coordinate_0") and tp_index != 0:
+        full = np.zeros_like(full)
+    return full
+
+
+def patchify(latents, patch):
+    """[B, C, F, H, W] -> [B, S, pt*ph*pw*C]: tokens (f, h, w), features
+    (pt, ph, pw, C)."""
+    b, c, f, h, w = latents.shape
+    pt, ph, pw = patch
+    x = latents.reshape(b, c, f // pt, pt, h // ph, ph, w // pw, pw)
+    x = x.transpose(0, 2, 4, 6, 3, 5, 7, 1)
+    return x.reshape(b, (f // pt) * (h // ph) * (w // pw), pt * ph * pw * c)
+
+
+# -------------------------------------------------------------- math
+
+erf = np.vectorize(math.erf)
+
+
+def gelu(x):
+    return 0.5 * x * (1 + erf(x / math.sqrt(2)))
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+def silu(x):
+    return x / (1 + np.exp(-x))
+
+
+def sinusoid(t, dim):
+    half = dim // 2
+    freqs = np.exp(-math.log(10000.0) * np.arange(half) / half)
+    args = t[:, None] * freqs[None, :]
+    return np.concatenate([np.cos(args), np.sin(args)], axis=-1)
+
+
+def split_streams(x, text, pos):
+    if pos == "prefix":
+        return x[:, :text], x[:, text:]
+    return x[:, x.shape[1] - text:], x[:, :x.shape[1] - text]
+
+
+def concat_streams(t, i, pos):
+    return np.concatenate([t, i] if pos == "prefix" else [i, t], axis=1)
+
+
+def rope(x, a, block):
+    b, s, width = x.shape
+    heads = a["num_heads"]
+    d = width // heads
+    text, pos = a["text_tokens"], a["text_position"]
+    image = s - text
+    first = block * image if a.get("sequence_shards", 1) > 1 else 0
+    coords = np.stack(np.unravel_index(np.arange(first, first + image), a["grid"]), 1)
+    zeros = np.zeros((text, 3), dtype=coords.dtype)
+    coords = np.concatenate([zeros, coords] if pos == "prefix" else [coords, zeros])
+    xh = x.reshape(b, s, heads, d).copy()
+    offset = 0
+    for axis, dim in enumerate(a["axes_dims"]):
+        half = dim // 2
+        if half:
+            freqs = a["theta"] ** (-np.arange(half) * 2.0 / dim)
+            angle = coords[:, axis][:, None] * freqs[None, :]
+            cos = np.cos(angle)[None, :, None, :]
+            sin = np.sin(angle)[None, :, None, :]
+            even = xh[..., offset:offset + 2 * half:2].copy()
+            odd = xh[..., offset + 1:offset + 2 * half:2].copy()
+            xh[..., offset:offset + 2 * half:2] = even * cos - odd * sin
+            xh[..., offset + 1:offset + 2 * half:2] = even * sin + odd * cos
+        offset += dim
+    return xh.reshape(b, s, width)
+
+
+def attention(q, k, v, heads):
+    b, sq, width = q.shape
+    d = width // heads
+    qh = q.reshape(b, sq, heads, d).transpose(0, 2, 1, 3)
+    kh = k.reshape(b, k.shape[1], heads, d).transpose(0, 2, 1, 3)
+    vh = v.reshape(b, v.shape[1], heads, d).transpose(0, 2, 1, 3)
+    scores = qh @ kh.transpose(0, 1, 3, 2) / math.sqrt(d)
+    scores = scores - scores.max(-1, keepdims=True)
+    p = np.exp(scores)
+    p = p / p.sum(-1, keepdims=True)
+    return (p @ vh).transpose(0, 2, 1, 3).reshape(b, sq, width)
+
+
+# -------------------------------------------------------------- plan
+
+
+class Plan:
+    def __init__(self, root):
+        self.manifest = json.load(open(f"{root}/manifest.json"))
+        self.programs = {p["id"]: json.load(open(f"{root}/{p['file']}"))
+                         for p in self.manifest["programs"]}
+        self.order = [a["name"] for a in self.manifest["mesh"]["axes"]]
+        self.size = {a["name"]: a["size"] for a in self.manifest["mesh"]["axes"]}
+        self.ranks = [r for r in self.manifest["ranks"] if r["program"]]
+
+    def members(self, rank, axes):
+        """Ranks differing from `rank` only on `axes`, row-major over them."""
+        mine = self.manifest["ranks"][rank]["coords"]
+        out = []
+        for entry in self.ranks:
+            c = entry["coords"]
+            if all(c[k] == mine[k] for k in c if k not in axes):
+                out.append((tuple(c[a] for a in self.order if a in axes), entry["rank"]))
+        return [r for _, r in sorted(out)]
+
+
+class Rank:
+    def __init__(self, plan, rank, seed):
+        self.plan, self.rank, self.seed = plan, rank, seed
+        entry = plan.manifest["ranks"][rank]
+        self.coords = entry["coords"]
+        self.program = plan.programs[entry["program"]]
+        self.cache = {}
+
+    def block(self):
+        index = 0
+        for name in self.plan.manifest["latents"]["split_over"]:
+            index = index * self.plan.size[name] + self.coords[name]
+        return index
+
+    def param(self, op, i):
+        return local_parameter(self.seed, op["params"][i], self.plan.size["tp"],
+                               self.coords["tp"], self.cache)
+
+    def run(self, inputs, last_step):
+        result = yield from self.run_function(self.program, self.program["ops"],
+                                              inputs, last_step)
+        return result
+
+    def run_function(self, fn, ops, values, last_step):
+        values = dict(values)
+        shapes = fn["values"]
+        for op in ops:
+            ins = [values[i] for i in op["in"]]
+            name, a = op["op"], op.get("attrs", {})
+            if a.get("dit.between_steps") and last_step:
+                outs = [ins[0]]
+            elif name == "call":
+                callee = self.program["functions"][op["callee"]]
+                args = dict(zip(callee["args"], ins))
+                results = yield from self.run_function(callee, callee["ops"], args,
+                                                       last_step)
+                outs = results
+            elif name.startswith("shard.") and name != "shard.all_slice":
+                outs = [(yield ("collective", op, ins[0]))]
+            elif name in ("dit.layer_norm", "dit.rms_norm"):
+                outs = [(yield from self.norm(op, ins[0]))]
+            elif name == "dit.attention" and "dit.ring_axis" in a:
+                outs = [(yield from self.ring_attention(op, ins))]
+            else:
+                outs = self.compute(op, ins, shapes)
+            for vid, value in zip(op["out"], outs):
+                values[vid] = value
+        returned = fn["results"] if "results" in fn else self.program["outputs"]
+        return [values[i] for i in returned]
+
+    def norm(self, op, x):
+        a = op["attrs"]
+        group = a.get("group_size", x.shape[-1])
+        xg = x.reshape(*x.shape[:-1], x.shape[-1] // group, group)
+        reduce = "dit.reduce_stats_over" in a
+        count = group * (self.plan.size["tp"] if reduce else 1)
+        s2 = (xg * xg).sum(-1, keepdims=True)
+        s1 = xg.sum(-1, keepdims=True)
+        if reduce:
+            s1 = yield ("stats", op, s1)
+            s2 = yield ("stats", op, s2)
+        if op["op"] == "dit.rms_norm":
+            y = xg / np.sqrt(s2 / count + a["eps"])
+        else:
+            mean = s1 / count
+            y = (xg - mean) / np.sqrt(s2 / count - mean * mean + a["eps"])
+        y = y.reshape(x.shape)
+        if a["affine"]:
+            y = y * self.param(op, 0).reshape(-1) if self.param(op, 0).size == x.shape[-1] \
+                else (y.reshape(xg.shape) * self.param(op, 0)).reshape(x.shape)
+            if op["op"] == "dit.layer_norm":
+                b = self.param(op, 1)
+                y = y + b if b.size == x.shape[-1] else (y.reshape(xg.shape) + b).reshape(x.shape)
+        return y
+
+    def ring_attention(self, op, ins):
+        a = op["attrs"]
+        q, k, v = ins
+        text, pos = a.get("text_tokens", 0), a.get("text_position", "prefix")
+        kt, ki = split_streams(k, text, pos) if text else (k[:, :0], k)
+        vt, vi = split_streams(v, text, pos) if text else (v[:, :0], v)
+        # The online-softmax merge over R - 1 hops equals attention over the
+        # text and every ring member's block, in ring order.
+        kall = yield ("ring", op, ki)
+        vall = yield ("ring", op, vi)
+        k2 = concat_streams(kt, kall, pos)
+        v2 = concat_streams(vt, vall, pos)
+        return attention(q, k2, v2, a["num_heads"])
+
+    def compute(self, op, ins, shapes):
+        name, a = op["op"], op.get("attrs", {})
+        x = ins[0] if ins else None
+        if name == "dit.timestep_embedding":
+            h = sinusoid(x, a["freq_dim"]) @ self.param(op, 0).T + self.param(op, 1)
+            return [silu(h) @ self.param(op, 2).T + self.param(op, 3)]
+        if name in ("dit.patch_embed", "dit.linear"):
+            y = x @ self.param(op, 0).T
+            return [y + self.param(op, 1) if len(op["params"]) > 1 else y]
+        if name == "dit.adaln_modulation":
+            if a.get("table"):
+                table = self.param(op, 0)
+                return [x.reshape(x.shape[0], -1, table.shape[-1]) + table]
+            y = silu(x) @ self.param(op, 0).T + self.param(op, 1)
+            return [y.reshape(x.shape[0], a["num_chunks"], -1)]
+        if name == "dit.modulate":
+            out = x * (1 + ins[1][:, a["scale"]][:, None, :])
+            if "shift" in a:
+                out = out + ins[1][:, a["shift"]][:, None, :]
+            return [out]
+        if name == "dit.residual_add":
+            if len(ins) == 3:
+                return [x + ins[2][:, a["gate_chunk"]][:, None, :] * ins[1]]
+            return [x + ins[1]]
+        if name == "dit.rope":
+            return [rope(x, a, self.block())]
+        if name == "dit.attention":
+            if len(ins) == 1:
+                q, k, v = np.split(x, 3, axis=-1)
+            else:
+                q, k, v = ins
+            return [attention(q, k, v, a["num_heads"])]
+        if name == "dit.activation":
+            kind = a["kind"]
+            if kind in ("swiglu", "geglu"):
+                h1, h2 = np.split(x, 2, axis=-1)
+                return [(silu(h1) if kind == "swiglu" else gelu(h1)) * h2]
+            return [{"gelu": gelu, "gelu_tanh": gelu_tanh, "silu": silu}[kind](x)]
+        if name == "dit.concat_streams":
+            return [concat_streams(ins[0], ins[1], a["text_position"])]
+        if name == "dit.split_streams":
+            text = shapes[op["out"][0]]["shape"][1]
+            return list(split_streams(x, text, a["text_position"]))
+        if name == "tensor.concat":
+            return [np.concatenate(ins, axis=a["dim"])]
+        if name == "tensor.empty":
+            return [np.zeros(shapes[op["out"][0]]["shape"])]
+        if name == "dit.stack":
+            return [np.stack(ins, axis=a["axis"])]
+        if name == "dit.unstack":
+            return [np.take(x, i, axis=a["axis"]) for i in range(x.shape[a["axis"]])]
+        if name == "dit.cfg_combine":
+            u = ins[-1]
+            out = u.copy()
+            for scale, c in zip(a["guidance_scales"], ins[:-1]):
+                out = out + scale * (c - u)
+            return [out]
+        if name == "dit.scheduler_step":
+            return [x + (ins[3] - ins[2]) * ins[1]]
+        if name == "shard.all_slice":
+            group = self.plan.members(self.rank, a["axes"])
+            return [np.split(x, len(group), axis=a["slice_axis"])[group.index(self.rank)]]
+        raise SystemExit(f"simulate_plan: no semantics for {name}")
+
+
+# -------------------------------------------------------------- scheduler
+
+
+def resolve(plan, waiting, queues):
+    """Completes every collective whose group is all waiting; returns the
+    ranks that can continue with their results."""
+    ready = {}
+    for rank, (kind, op, value) in waiting.items():
+        if rank in ready:
+            continue
+        a = op["attrs"]
+        name = op["op"]
+        if kind == "collective" and name == "shard.send":
+            group = plan.members(rank, a["axes"])
+            peer = group[a["destination"][0]]
+            queues.setdefault((rank, peer), []).append(value)
+            ready[rank] = value
+            continue
+        if kind == "collective" and name == "shard.recv":
+            group = plan.members(rank, a["axes"])
+            peer = group[a["source"][0]]
+            if queues.get((peer, rank)):
+                ready[rank] = queues[(peer, rank)].pop(0)
+            continue
+        axes = a["axes"] if kind == "collective" else (
+            ["tp"] if kind == "stats" else [a["ring_axis_name"]])
+        group = plan.members(rank, axes)
+        if not all(m in waiting and m not in ready and waiting[m][0] == kind
+                   and waiting[m][1]["op"] == name for m in group):
+            continue
+        values = [waiting[m][2] for m in group]
+        if kind == "stats" or name == "shard.all_reduce":
+            total = sum(values)
+            results = [total] * len(group)
+        elif kind == "ring":
+            full = np.concatenate(values, axis=1)
+            results = [full] * len(group)
+        elif name == "shard.all_gather":
+            full = np.concatenate(values, axis=a["gather_axis"])
+            results = [full] * len(group)
+        elif name == "shard.all_to_all":
+            n = len(group)
+            chunks = [np.split(v, n, axis=a["split_axis"]) for v in values]
+            results = [np.concatenate([chunks[s][d] for s in range(n)],
+                                      axis=a["concat_axis"]) for d in range(n)]
+        else:
+            raise SystemExit(f"simulate_plan: no semantics for {name}")
+        for m, r in zip(group, results):
+            ready[m] = r
+    return ready
+
+
+def simulate(root, steps, seed):
+    plan = Plan(root)
+    m = plan.manifest
+    model, work = m["model"], m["workload"]
+    patch = model["patch"]
+    b = work["batch"]
+    c = model["latent_channels"]
+    shape = [b, c, work["latent_frames"], work["latent_height"], work["latent_width"]]
+    noise = rng_for(seed, "noise").standard_normal(shape)
+    tokens = patchify(noise, patch)
+    texts = [rng_for(seed, f"text{br}").standard_normal(
+        [b, work["text_tokens"], model["text_embed_dim"]]) for br in range(work["branches"])]
+    pooled = [rng_for(seed, f"pooled{br}").standard_normal([b, model["pooled_dim"]])
+              for br in range(work["branches"])]
+    ranks = {e["rank"]: Rank(plan, e["rank"], seed) for e in plan.ranks}
+    state = {}
+    for r in ranks.values():
+        blocks = np.split(tokens, math.prod(plan.size[a] for a in m["latents"]["split_over"]), axis=1)
+        state[r.rank] = blocks[r.block()]
+    sigmas = np.linspace(1.0, 0.0, steps + 1)
+    for step in range(steps):
+        gens, waiting, queues = {}, {}, {}
+        for r in ranks.values():
+            inputs = {}
+            for inp in r.program["inputs"]:
+                name = inp["name"]
+                if name == "latents":
+                    value = state[r.rank]
+                elif name == "timestep":
+                    value = np.full([b], sigmas[step] * 1000.0)
+                elif name == "sigma":
+                    value = np.array(sigmas[step])
+                elif name == "sigma_next":
+                    value = np.array(sigmas[step + 1])
+                elif name == "text":
+                    value = texts[inp["branch"]]
+                elif name == "pooled_text":
+                    value = pooled[inp["branch"]]
+                else:
+                    value = np.full([b], 3.5)
+                inputs[inp["value"]] = value
+            gens[r.rank] = r.run(inputs, step == steps - 1)
+        pending = {rank: None for rank in gens}
+        done = {}
+        while pending:
+            progressed = False
+            for rank in list(pending):
+                if rank in waiting:
+                    continue
+                try:
+                    waiting[rank] = gens[rank].send(pending[rank])
+                except StopIteration as stop:
+                    done[rank] = stop.value[0]
+                    del pending[rank]
+                progressed = True
+            ready = resolve(plan, waiting, queues)
+            for rank, value in ready.items():
+                del waiting[rank]
+                pending[rank] = value
+                progressed = True
+            if not progressed:
+                raise SystemExit(f"simulate_plan: deadlock; ranks waiting in "
+                                 f"{sorted((r, w[1]['op']) for r, w in waiting.items())}")
+        state = done
+    # The final tokens: the last stage's blocks, dp 0, cfg 0, tp 0.
+    last = plan.size["pp"] - 1
+    blocks = {}
+    for r in ranks.values():
+        c = r.coords
+        if c["pp"] == last and c["dp"] == 0 and c["cfg"] == 0 and c["tp"] == 0:
+            blocks[r.block()] = state[r.rank]
+    return np.concatenate([blocks[i] for i in sorted(blocks)], axis=1)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("plan")
+    parser.add_argument("reference")
+    parser.add_argument("--steps", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--tolerance", type=float, default=1e-9)
+    args = parser.parse_args()
+    out = simulate(args.plan, args.steps, args.seed)
+    ref = simulate(args.reference, args.steps, args.seed)
+    if out.shape != ref.shape:
+        sys.exit(f"shape {out.shape} differs from the reference's {ref.shape}")
+    error = float(np.max(np.abs(out - ref)) / max(np.max(np.abs(ref)), 1e-30))
+    verdict = "ok" if error <= args.tolerance else "MISMATCH"
+    print(f"max relative error {error:.3e} over {out.size} values: {verdict}")
+    sys.exit(0 if verdict == "ok" else 1)
+
+
+if __name__ == "__main__":
+    main()
