@@ -3,6 +3,7 @@
 #include "dit/IR/DitDialect.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -162,6 +163,24 @@ LogicalResult DeploymentAttr::verify(
         return !isa<SignalAttr>(a);
       }))
     return emitError() << "deployment signals must be #dit.signal";
+  // One placement per component, and signals only between placed ones.
+  llvm::StringSet<> components;
+  for (Attribute a : placements)
+    if (!components.insert(cast<PlacementAttr>(a).getComponent()).second)
+      return emitError() << "deployment places component '"
+                         << cast<PlacementAttr>(a).getComponent() << "' twice";
+  if (signals)
+    for (Attribute a : signals) {
+      auto signal = cast<SignalAttr>(a);
+      for (StringRef end : {signal.getFrom(), signal.getTo()})
+        if (!components.contains(end))
+          return emitError() << "signal names component '" << end
+                             << "', which the deployment does not place";
+      if (auto dim = signal.getShardDim(); dim && (dim.getInt() < 0 ||
+                                                   dim.getInt() > 7))
+        return emitError() << "signal shard_dim must be in [0, 7], got "
+                           << dim.getInt();
+    }
   return success();
 }
 

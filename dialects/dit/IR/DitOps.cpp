@@ -147,6 +147,10 @@ LogicalResult LinearOp::verify() {
   auto out = tensorOf(getResult());
   if (getWeight().empty())
     return emitOpError() << "needs a parameter name in 'weight'";
+  if (in.getRank() >= 1 && (in.getShape().back() < 1 || out.getShape().back() < 1))
+    return emitOpError() << "needs positive input and output widths, got "
+                         << in.getShape().back() << " and "
+                         << out.getShape().back();
   if (in.getRank() < 1 || in.getRank() != out.getRank())
     return emitOpError() << "input rank " << in.getRank()
                          << " and result rank " << out.getRank() << " differ";
@@ -235,9 +239,15 @@ LogicalResult ModulateOp::verify() {
 
 LogicalResult AttentionOp::verify() {
   int64_t heads = getNumHeads(), headDim = getHeadDim();
-  if (heads < 1 || headDim < 1)
-    return emitOpError() << "num_heads and head_dim must be positive, got "
-                         << heads << " and " << headDim;
+  constexpr int64_t kMaxHeadsOrDim = int64_t(1) << 20;
+  if (heads < 1 || headDim < 1 || heads > kMaxHeadsOrDim ||
+      headDim > kMaxHeadsOrDim)
+    return emitOpError() << "num_heads and head_dim must be in [1, "
+                         << kMaxHeadsOrDim << "], got " << heads << " and "
+                         << headDim;
+  for (Value operand : getOperands())
+    if (failed(verifySameElementType(*this, operand, getResult())))
+      return failure();
   int64_t width = heads * headDim;
   bool stacked = getQkvLayout() == QKVLayout::Stacked;
   size_t expected = stacked ? 1 : 3;

@@ -398,3 +398,37 @@ func.func @adaln_table_width(%t: tensor<1x5xf32>) {
   %0 = dit.adaln_modulation %t {num_chunks = 6 : i64, weight = "blocks.0.scale_shift_table", table} : tensor<1x5xf32> -> tensor<1x6x8xf32>
   return
 }
+
+// -----
+
+func.func @attention_types(%q: tensor<1x8x8xf32>, %v: tensor<1x8x8xf16>) {
+  // expected-error @+1 {{element types differ: 'f16' vs 'f32'}}
+  %0 = dit.attention self %q, %q, %v {num_heads = 2 : i64, head_dim = 4 : i64} : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf16> -> tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_huge_heads(%q: tensor<1x8x8xf32>) {
+  // expected-error @+1 {{num_heads and head_dim must be in [1, 1048576], got 4611686018427387904 and 4}}
+  %0 = dit.attention self %q, %q, %q {num_heads = 4611686018427387904 : i64, head_dim = 4 : i64} : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32> -> tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @linear_zero_width(%x: tensor<1x8x0xf32>) {
+  // expected-error @+1 {{needs positive input and output widths, got 0 and 8}}
+  %0 = dit.linear %x {weight = "w", bias = true} : tensor<1x8x0xf32> -> tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{deployment places component 'transformer' twice}}
+module attributes {dit.deployment = #dit.deployment<num_gpus = 2, placements = [#dit.placement<component = "transformer", mesh = #dit.mesh<tp = 2>>, #dit.placement<component = "transformer", mesh = #dit.mesh<cfg = 2>>]>} {}
+
+// -----
+
+// expected-error @+1 {{signal names component 'image_encoder', which the deployment does not place}}
+module attributes {dit.deployment = #dit.deployment<num_gpus = 2, placements = [#dit.placement<component = "transformer", mesh = #dit.mesh<tp = 2>>], signals = [#dit.signal<from = "image_encoder", to = "transformer", shard_dim = 2>]>} {}
