@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <sys/stat.h>
 
@@ -51,8 +52,24 @@ json JsonObject::parseFile(const std::string &path) {
   buffer << in.rdbuf();
   std::string text = buffer.str();
   json parsed;
+  // nlohmann keeps the last of two equal keys; a config that says
+  // "tp_size" twice is ambiguous, so it is refused.
+  std::vector<std::set<std::string>> keysPerObject;
+  auto refuseDuplicates = [&](int, json::parse_event_t event, json &value) {
+    if (event == json::parse_event_t::object_start) {
+      keysPerObject.emplace_back();
+    } else if (event == json::parse_event_t::object_end) {
+      keysPerObject.pop_back();
+    } else if (event == json::parse_event_t::key && !keysPerObject.empty()) {
+      std::string key = value.get<std::string>();
+      if (!keysPerObject.back().insert(key).second)
+        throw BadInput(path + ": key '" + key +
+                       "' appears twice in one object; give each key once");
+    }
+    return true;
+  };
   try {
-    parsed = json::parse(text);
+    parsed = json::parse(text, refuseDuplicates);
   } catch (const json::parse_error &error) {
     // Report the position as line:column of the text, not nlohmann's byte
     // offset, so the message points where an editor would.
