@@ -76,7 +76,7 @@ public:
 private:
   template <typename OpTy, typename... Args>
   OpTy make(Args &&...args) {
-    auto op = b.create<OpTy>(loc, std::forward<Args>(args)...);
+    auto op = OpTy::create(b, loc, std::forward<Args>(args)...);
     if (block)
       op->setAttr(DitDialect::kBlockAttrName, b.getI64IntegerAttr(*block));
     return op;
@@ -596,7 +596,7 @@ void GraphBuilder::buildTransformer(func::FuncOp fn) {
     out = epilogue(img, temb, "norm_out.linear", {1, 0, std::nullopt});
     break;
   }
-  b.create<func::ReturnOp>(loc, out);
+  func::ReturnOp::create(b, loc, out);
 }
 
 /// Adds a function to the module and returns it.
@@ -604,7 +604,7 @@ func::FuncOp addFunction(OpBuilder &b, ModuleOp module, StringRef name,
                          TypeRange inputs, TypeRange results,
                          StringRef component) {
   b.setInsertionPointToEnd(module.getBody());
-  auto fn = b.create<func::FuncOp>(b.getUnknownLoc(), name,
+  auto fn = func::FuncOp::create(b, b.getUnknownLoc(), name,
                                    b.getFunctionType(inputs, results));
   fn->setAttr(DitDialect::kComponentAttrName, b.getStringAttr(component));
   return fn;
@@ -651,16 +651,16 @@ OwningOpRef<ModuleOp> importModel(MLIRContext &context, const ModelSpec &spec,
     b.setInsertionPointToStart(fn.addEntryBlock());
     auto kind = ComponentKindAttr::get(&context, ComponentKind::TextEncoder);
     SmallVector<Value> results;
-    results.push_back(b.create<ComponentOp>(loc, TypeRange{textType}, kind,
+    results.push_back(ComponentOp::create(b, loc, TypeRange{textType}, kind,
                                             b.getStringAttr(spec.textEncoderClass),
                                             ValueRange{})
                           .getOutputs()[0]);
     if (spec.pooledDim)
-      results.push_back(b.create<ComponentOp>(loc, TypeRange{pooledType}, kind,
+      results.push_back(ComponentOp::create(b, loc, TypeRange{pooledType}, kind,
                                               b.getStringAttr("CLIPTextModel"),
                                               ValueRange{})
                             .getOutputs()[0]);
-    b.create<func::ReturnOp>(loc, results);
+    func::ReturnOp::create(b, loc, results);
   }
 
   // @transformer (and @transformer_2): the denoiser, block by block.
@@ -700,20 +700,20 @@ OwningOpRef<ModuleOp> importModel(MLIRContext &context, const ModelSpec &spec,
       if (spec.guidanceEmbeds)
         callArgs.push_back(args.back());
       predictions.push_back(
-          b.create<func::CallOp>(loc, experts[e], TypeRange{latents}, callArgs)
+          func::CallOp::create(b, loc, experts[e], TypeRange{latents}, callArgs)
               .getResult(0));
     }
     Value velocity = predictions.front();
     if (predictions.size() > 1)
-      velocity = b.create<CFGCombineOp>(
+      velocity = CFGCombineOp::create(b, 
           loc, latents, predictions,
           b.getF64ArrayAttr(SmallVector<double>(predictions.size() - 1,
                                                 w.guidanceScale)));
-    Value stepped = b.create<SchedulerStepOp>(
+    Value stepped = SchedulerStepOp::create(b, 
         loc, latents,
         SchedulerKindAttr::get(&context, SchedulerKind::FlowMatchEuler),
         args[0], velocity, args[2], args[3]);
-    b.create<func::ReturnOp>(loc, stepped);
+    func::ReturnOp::create(b, loc, stepped);
   }
 
   // @vae_decode: latents to pixels.
@@ -728,12 +728,12 @@ OwningOpRef<ModuleOp> importModel(MLIRContext &context, const ModelSpec &spec,
         addFunction(b, *module, "vae_decode", {latents}, {video}, "vae");
     b.setInsertionPointToStart(fn.addEntryBlock());
     Value decoded =
-        b.create<ComponentOp>(
+        ComponentOp::create(b, 
              loc, TypeRange{video},
              ComponentKindAttr::get(&context, ComponentKind::VaeDecoder),
              b.getStringAttr(spec.vaeClass), ValueRange{fn.getArgument(0)})
             .getOutputs()[0];
-    b.create<func::ReturnOp>(loc, decoded);
+    func::ReturnOp::create(b, loc, decoded);
   }
 
   if (failed(verify(*module)))

@@ -187,7 +187,7 @@ struct InsertCollectivesPass
 
   void allReduceAfter(OpBuilder &b, LinearOp linear) {
     b.setInsertionPointAfter(linear);
-    auto reduce = b.create<shard::AllReduceOp>(
+    auto reduce = shard::AllReduceOp::create(b, 
         linear.getLoc(), linear.getType(), kGridName,
         ArrayRef<int16_t>{mesh.gridAxis(Axis::TP)}, linear.getResult(),
         shard::ReductionKind::Sum);
@@ -206,7 +206,7 @@ struct InsertCollectivesPass
     shape[split] /= n;
     shape[concat] *= n;
     ++numCollectives;
-    return b.create<shard::AllToAllOp>(
+    return shard::AllToAllOp::create(b, 
         loc, withShape(input.getType(), shape), kGridName,
         ArrayRef<int16_t>{mesh.gridAxis(Axis::Ulysses)}, input,
         APInt(64, split), APInt(64, concat));
@@ -220,7 +220,7 @@ struct InsertCollectivesPass
     SmallVector<int64_t> shape = shapeOf(input);
     shape[dim] *= n;
     ++numCollectives;
-    return b.create<shard::AllGatherOp>(loc, withShape(input.getType(), shape),
+    return shard::AllGatherOp::create(b, loc, withShape(input.getType(), shape),
                                         kGridName, axes, input, APInt(64, dim));
   }
 
@@ -228,7 +228,7 @@ struct InsertCollectivesPass
                  int64_t dim) {
     SmallVector<int64_t> shape = shapeOf(input);
     shape[dim] /= mesh.grid.getShape()[axis];
-    return b.create<shard::AllSliceOp>(loc, withShape(input.getType(), shape),
+    return shard::AllSliceOp::create(b, loc, withShape(input.getType(), shape),
                                        kGridName, ArrayRef<int16_t>{axis},
                                        input, APInt(64, dim));
   }
@@ -239,7 +239,7 @@ struct InsertCollectivesPass
     SmallVector<int64_t> textShape = shape, imageShape = shape;
     textShape[1] = text;
     imageShape[1] = shape[1] - text;
-    auto split = b.create<SplitStreamsOp>(
+    auto split = SplitStreamsOp::create(b, 
         loc, withShape(joint.getType(), textShape),
         withShape(joint.getType(), imageShape), joint,
         TextPositionAttr::get(b.getContext(), position));
@@ -250,7 +250,7 @@ struct InsertCollectivesPass
                       TextPosition position) {
     SmallVector<int64_t> shape = shapeOf(image);
     shape[1] += shapeOf(text)[1];
-    return b.create<ConcatStreamsOp>(loc, withShape(image.getType(), shape),
+    return ConcatStreamsOp::create(b, loc, withShape(image.getType(), shape),
                                      text, image,
                                      TextPositionAttr::get(b.getContext(), position));
   }
@@ -262,7 +262,7 @@ struct InsertCollectivesPass
     auto stack = [&](ValueRange parts) {
       SmallVector<int64_t> shape = shapeOf(parts[0]);
       shape.insert(shape.begin() + 2, int64_t(parts.size()));
-      return b.create<StackOp>(loc, withShape(parts[0].getType(), shape), parts,
+      return StackOp::create(b, loc, withShape(parts[0].getType(), shape), parts,
                                b.getI64IntegerAttr(2))
           .getResult();
     };
@@ -272,7 +272,7 @@ struct InsertCollectivesPass
       shape.erase(shape.begin() + 2);
       SmallVector<Type> types(count, withShape(packed.getType(), shape));
       return SmallVector<Value>(
-          b.create<UnstackOp>(loc, types, packed, b.getI64IntegerAttr(2))
+          UnstackOp::create(b, loc, types, packed, b.getI64IntegerAttr(2))
               .getResults());
     };
     if (!joint)
@@ -399,23 +399,23 @@ struct InsertCollectivesPass
           bool same = llvm::all_equal(perBranch);
           operands.push_back(
               same ? perBranch.front()
-                   : b.create<CFGSelectOp>(loc, perBranch.front().getType(),
+                   : CFGSelectOp::create(b, loc, perBranch.front().getType(),
                                            perBranch, b.getI64IntegerAttr(slot),
                                            b.getI64IntegerAttr(cfg))
                          .getResult());
         }
-        auto call = b.create<func::CallOp>(loc, calls.front().getCallee(),
+        auto call = func::CallOp::create(b, loc, calls.front().getCallee(),
                                            TypeRange{tokens}, operands);
         predictions.push_back(call.getResult(0));
       }
       SmallVector<int64_t> stacked(tokens.getShape());
       stacked.insert(stacked.begin(), slots);
-      Value packed = b.create<StackOp>(loc, withShape(tokens, stacked),
+      Value packed = StackOp::create(b, loc, withShape(tokens, stacked),
                                        predictions, b.getI64IntegerAttr(0));
       Value all = allGather(b, loc, packed, {mesh.gridAxis(Axis::CFG)}, 0);
       SmallVector<Type> types(branches, tokens);
       auto unstacked =
-          b.create<UnstackOp>(loc, types, all, b.getI64IntegerAttr(0));
+          UnstackOp::create(b, loc, types, all, b.getI64IntegerAttr(0));
       for (auto [call, value] : llvm::zip(calls, unstacked.getResults())) {
         call.getResult(0).replaceAllUsesWith(value);
         call.erase();

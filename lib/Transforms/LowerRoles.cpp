@@ -114,21 +114,21 @@ struct LowerRolesPass : impl::LowerRolesBase<LowerRolesPass> {
       Operation *oldTerminator = body.getTerminator();
       b.setInsertionPointToEnd(&body);
       for (func::CallOp call : calls)
-        b.create<func::CallOp>(loc, stageCallee(call, s), TypeRange{},
+        func::CallOp::create(b, loc, stageCallee(call, s), TypeRange{},
                                call.getOperands());
       Value next = latents;
       if (s == 0) {
-        Value empty = b.create<tensor::EmptyOp>(
+        Value empty = tensor::EmptyOp::create(b, 
             loc, cast<RankedTensorType>(latents.getType()).getShape(),
             cast<RankedTensorType>(latents.getType()).getElementType());
-        auto recv = b.create<shard::RecvOp>(
+        auto recv = shard::RecvOp::create(b, 
             loc, latents.getType(), kGridName,
             ArrayRef<int16_t>{mesh.gridAxis(Axis::PP)}, empty,
             b.getDenseI64ArrayAttr({stages - 1}), ValueRange{});
         recv->setAttr(kBetweenStepsAttrName, b.getUnitAttr());
         next = recv.getResult();
       }
-      b.create<func::ReturnOp>(loc, next);
+      func::ReturnOp::create(b, loc, next);
       SmallVector<Operation *> old;
       for (Operation &op : body) {
         old.push_back(&op);
@@ -144,7 +144,7 @@ struct LowerRolesPass : impl::LowerRolesBase<LowerRolesPass> {
     if (stages > 1) {
       Operation *terminator = role.front().getTerminator();
       b.setInsertionPoint(terminator);
-      auto send = b.create<shard::SendOp>(
+      auto send = shard::SendOp::create(b, 
           loc, terminator->getOperand(0).getType(), kGridName,
           ArrayRef<int16_t>{mesh.gridAxis(Axis::PP)}, terminator->getOperand(0),
           ArrayRef<int64_t>{0}, ValueRange{});

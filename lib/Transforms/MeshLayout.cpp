@@ -98,7 +98,7 @@ struct MeshLayoutPass : impl::MeshLayoutBase<MeshLayoutPass> {
       shape.push_back(transformer.degrees[axis]);
       names.push_back(b.getStringAttr(axisName(axis)));
     }
-    b.create<shard::GridOp>(module.getLoc(), kGridName,
+    shard::GridOp::create(b, module.getLoc(), kGridName,
                             b.getDenseI64ArrayAttr(shape));
     module->setAttr(kMeshAxesAttrName, b.getArrayAttr(names));
 

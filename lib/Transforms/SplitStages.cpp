@@ -122,7 +122,7 @@ struct SplitStagesPass : impl::SplitStagesBase<SplitStagesPass> {
       SmallVector<Type> results;
       if (s == stages - 1)
         results.assign(fn.getResultTypes().begin(), fn.getResultTypes().end());
-      auto stage = b.create<func::FuncOp>(
+      auto stage = func::FuncOp::create(b, 
           fn.getLoc(), name,
           b.getFunctionType(fn.getArgumentTypes(), results));
       stage->setAttr(DitDialect::kComponentAttrName,
@@ -135,10 +135,10 @@ struct SplitStagesPass : impl::SplitStagesBase<SplitStagesPass> {
       map.map(fn.getArguments(), entry->getArguments());
       if (s > 0)
         for (Value v : crossing[s - 1]) {
-          Value empty = b.create<tensor::EmptyOp>(
+          Value empty = tensor::EmptyOp::create(b, 
               fn.getLoc(), cast<RankedTensorType>(v.getType()).getShape(),
               cast<RankedTensorType>(v.getType()).getElementType());
-          auto recv = b.create<shard::RecvOp>(
+          auto recv = shard::RecvOp::create(b, 
               fn.getLoc(), v.getType(), kGridName, ArrayRef<int16_t>{ppAxis},
               empty, b.getDenseI64ArrayAttr({s - 1}), ValueRange{});
           map.map(v, recv.getResult());
@@ -148,14 +148,14 @@ struct SplitStagesPass : impl::SplitStagesBase<SplitStagesPass> {
           b.clone(*op, map);
       if (s < stages - 1)
         for (Value v : crossing[s])
-          b.create<shard::SendOp>(fn.getLoc(), v.getType(), kGridName,
+          shard::SendOp::create(b, fn.getLoc(), v.getType(), kGridName,
                                   ArrayRef<int16_t>{ppAxis}, map.lookup(v),
                                   ArrayRef<int64_t>{s + 1}, ValueRange{});
       SmallVector<Value> returned;
       if (s == stages - 1)
         for (Value v : terminator->getOperands())
           returned.push_back(map.lookupOrDefault(v));
-      b.create<func::ReturnOp>(fn.getLoc(), returned);
+      func::ReturnOp::create(b, fn.getLoc(), returned);
     }
     // The original becomes a declaration naming its stages.
     fn.getBody().getBlocks().clear();
