@@ -620,7 +620,7 @@ static json statsJson(const StepStats &s) {
           {"activation_bytes", s.activationBytes}};
 }
 
-std::string writePlan(Plan &plan, const std::string &dir) {
+std::string writePlan(Plan &plan, const std::string &dir, bool perRank) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::path target = fs::absolute(fs::path(dir), ec).lexically_normal();
@@ -668,6 +668,28 @@ std::string writePlan(Plan &plan, const std::string &dir) {
                         plan.manifest.dump(1) + "\n");
     writeFileAtomically((temp / "partitioned.mlir").string(),
                         plan.partitionedMLIR);
+    if (perRank) {
+      // Each bundle repeats the manifest (same plan hash) and carries only
+      // the programs its rank runs.
+      std::string manifestText = plan.manifest.dump(1) + "\n";
+      for (const json &rank : plan.manifest["ranks"]) {
+        fs::path bundle = temp / ("rank-" + std::to_string(rank["rank"].get<int64_t>()));
+        fs::create_directories(bundle / "programs", ec);
+        if (ec)
+          throw BadInput(dir + ": cannot create " + bundle.filename().string() +
+                         ": " + ec.message());
+        writeFileAtomically((bundle / "manifest.json").string(), manifestText);
+        for (const char *key : {"program", "program_2"}) {
+          if (!rank.contains(key) || rank[key].is_null())
+            continue;
+          std::string file = "programs/" + rank[key].get<std::string>() + ".json";
+          fs::copy_file(temp / file, bundle / file, ec);
+          if (ec)
+            throw BadInput(dir + ": cannot write " + (bundle / file).string() +
+                           ": " + ec.message());
+        }
+      }
+    }
     if (fs::exists(target, ec))
       fs::remove(target, ec); // the empty folder the user named
     fs::rename(temp, target, ec);

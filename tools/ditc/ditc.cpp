@@ -70,6 +70,8 @@ compile flags: the check flags (but --format), and
   -o PLAN_DIR        the plan folder (new or empty)
   --dtype bf16|f32   element type of the plan (default bf16)
   --summary          print per-program collectives and bytes per step
+  --per-rank         also write rank-<r>/ bundles (manifest + that rank's
+                     programs), one per host to ship
 
 exit codes: 0 ok (or legal), 1 illegal configuration or failed run,
             2 bad input
@@ -302,6 +304,7 @@ int runCompile(const std::vector<std::string> &argv) {
   args.addOption("-o");
   args.addOption("--dtype");
   args.addSwitch("--summary");
+  args.addSwitch("--per-rank");
   args.parse(argv);
   args.expectPositionals(1, "a MODEL (a bundled name, config.json or folder)");
   auto output = args.get("-o");
@@ -338,7 +341,7 @@ int runCompile(const std::vector<std::string> &argv) {
       buildPlan(*module, request.spec, request.workload, request.deployment);
   if (mlir::failed(plan))
     return 1;
-  std::string hash = writePlan(*plan, *output);
+  std::string hash = writePlan(*plan, *output, args.has("--per-rank"));
   if (args.has("--summary"))
     llvm::outs() << formatPlanSummary(*plan);
   llvm::outs() << "compiled " << request.spec.name << " for "

@@ -54,8 +54,10 @@ mlir::FailureOr<Plan> buildPlan(mlir::ModuleOp module, const ModelSpec &spec,
 
 /// Writes the plan into `dir` (created; must not exist or be empty), going
 /// through a temporary folder and a rename so a failure leaves nothing.
+/// With `perRank`, also writes `rank-<r>/` bundles: the manifest and that
+/// rank's program files, so one bundle can be shipped to each host.
 /// Returns the plan hash. Throws BadInput on I/O errors.
-std::string writePlan(Plan &plan, const std::string &dir);
+std::string writePlan(Plan &plan, const std::string &dir, bool perRank = false);
 
 /// One row per program: collectives, bytes sent per axis, parameter and
 /// activation bytes, per rank per step.
