@@ -606,7 +606,8 @@ FailureOr<Plan> buildPlan(ModuleOp module, const ModelSpec &spec,
   manifest["ranks"] = ranks;
   std::string text;
   llvm::raw_string_ostream os(text);
-  module.print(os);
+  // The pipeline has just verified the module; printing need not again.
+  module.print(os, OpPrintingFlags().assumeVerified());
   os.flush();
   plan.partitionedMLIR = text;
   plan.manifest = manifest;
