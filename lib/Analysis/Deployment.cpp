@@ -52,6 +52,13 @@ std::string Degrees::describe(bool withDp) const {
   return out;
 }
 
+std::string rankList(const std::vector<int64_t> &ranks) {
+  std::string out = "[";
+  for (size_t i = 0; i < ranks.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(ranks[i]);
+  return out + "]";
+}
+
 const Placement *Deployment::find(const std::string &component) const {
   for (const Placement &placement : placements)
     if (placement.component == component)

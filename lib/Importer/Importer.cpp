@@ -224,11 +224,13 @@ private:
                                      b.getStringAttr(weight));
   }
 
-  /// Pooled-text projection (linear, SiLU, linear), added to the timestep
-  /// embedding by FLUX, HunyuanVideo and SD3.
-  Value pooledProjection(Value pooled, int64_t out, const std::string &prefix) {
-    Value h = linear(pooled, out, prefix + ".linear_1");
-    h = activation(ActivationKind::Silu, h);
+  /// `<prefix>.linear_1`, an activation, `<prefix>.linear_2`: the pooled-
+  /// text projection of FLUX, HunyuanVideo and SD3 (SiLU) and the text
+  /// projection of Wan and LTX-Video (tanh GELU).
+  Value twoLayerProjection(Value x, int64_t out, const std::string &prefix,
+                           ActivationKind kind) {
+    Value h = linear(x, out, prefix + ".linear_1");
+    h = activation(kind, h);
     return linear(h, out, prefix + ".linear_2");
   }
 
@@ -490,15 +492,13 @@ void GraphBuilder::buildTransformer(func::FuncOp fn) {
   switch (spec.family) {
   case Family::Wan:
     temb = timestepEmbedding(t, D, "condition_embedder.time_embedder");
-    txt = linear(text, D, "condition_embedder.text_embedder.linear_1");
-    txt = activation(ActivationKind::GeluTanh, txt);
-    txt = linear(txt, D, "condition_embedder.text_embedder.linear_2");
+    txt = twoLayerProjection(text, D, "condition_embedder.text_embedder",
+                             ActivationKind::GeluTanh);
     break;
   case Family::LTXVideo:
     temb = timestepEmbedding(t, D, "time_embed.emb.timestep_embedder");
-    txt = linear(text, D, "caption_projection.linear_1");
-    txt = activation(ActivationKind::GeluTanh, txt);
-    txt = linear(txt, D, "caption_projection.linear_2");
+    txt = twoLayerProjection(text, D, "caption_projection",
+                             ActivationKind::GeluTanh);
     break;
   case Family::CogVideoX:
     temb = timestepEmbedding(t, spec.timeEmbedDim, "time_embedding");
@@ -519,8 +519,9 @@ void GraphBuilder::buildTransformer(func::FuncOp fn) {
     if (guidance)
       temb = residual(temb, timestepEmbedding(guidance, D,
                                               "time_text_embed.guidance_embedder"));
-    temb = residual(temb, pooledProjection(pooled, D,
-                                           "time_text_embed.text_embedder"));
+    temb = residual(temb, twoLayerProjection(pooled, D,
+                                             "time_text_embed.text_embedder",
+                                             ActivationKind::Silu));
     txt = linear(text, D,
                  spec.family == Family::HunyuanVideo ? "context_embedder.proj_in"
                                                      : "context_embedder");

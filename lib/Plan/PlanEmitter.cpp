@@ -138,6 +138,7 @@ struct Flattener {
   StepStats stats;
   Type elementType;
   std::vector<int64_t> lastUse; // per value id, the op index of its last use
+  std::vector<int64_t> valueBytes; // per value id
   std::set<std::string> counted; // parameters already in paramBytes
   std::set<const Flattener *> calleesCounted;
   json args = json::array();     // value ids of the function arguments
@@ -152,6 +153,7 @@ struct Flattener {
     int64_t id = values.size();
     values.push_back({{"shape", tensor.getShape()},
                       {"dtype", dtypeName(tensor.getElementType())}});
+    valueBytes.push_back(tensorBytes(tensor));
     lastUse.push_back(-1);
     ids[v] = id;
     return id;
@@ -168,12 +170,6 @@ struct Flattener {
     for (int16_t a : gridAxes)
       out += (out.empty() ? "" : "+") + std::string(axisName(mesh.order[a]));
     return out;
-  }
-  int64_t groupSize(ArrayRef<int16_t> gridAxes) {
-    int64_t n = 1;
-    for (int16_t a : gridAxes)
-      n *= mesh.size(mesh.order[a]);
-    return n;
   }
   json axesJson(ArrayRef<int16_t> gridAxes) {
     json out = json::array();
@@ -272,15 +268,15 @@ struct Flattener {
   /// Per-step traffic of one op. Transfers between steps (the latents the
   /// last stage returns to the first) count once per step like the rest.
   void account(Operation *op) {    if (auto r = dyn_cast<shard::AllReduceOp>(op)) {
-      int64_t n = groupSize(r.getGridAxes());
+      int64_t n = mesh.groupSize(r.getGridAxes());
       count("all_reduce", axesName(r.getGridAxes()),
             2.0 * (n - 1) / n * tensorBytes(r.getInput().getType()));
     } else if (auto g = dyn_cast<shard::AllGatherOp>(op)) {
-      int64_t n = groupSize(g.getGridAxes());
+      int64_t n = mesh.groupSize(g.getGridAxes());
       count("all_gather", axesName(g.getGridAxes()),
             double(n - 1) * tensorBytes(g.getInput().getType()));
     } else if (auto a = dyn_cast<shard::AllToAllOp>(op)) {
-      int64_t n = groupSize(a.getGridAxes());
+      int64_t n = mesh.groupSize(a.getGridAxes());
       count("all_to_all", axesName(a.getGridAxes()),
             double(n - 1) / n * tensorBytes(a.getInput().getType()));
     } else if (auto s = dyn_cast<shard::SendOp>(op)) {
@@ -413,14 +409,7 @@ struct Flattener {
   /// last uses.
   int64_t peakActivationBytes() {
     int64_t live = 0, peak = 0;
-    std::vector<int64_t> bytes(values.size());
-    for (size_t id = 0; id < values.size(); ++id) {
-      int64_t n = 1;
-      for (int64_t d : values[id]["shape"])
-        n *= d;
-      std::string dtype = values[id]["dtype"];
-      bytes[id] = n * (dtype == "f32" ? 4 : dtype == "f64" ? 8 : 2);
-    }
+    const std::vector<int64_t> &bytes = valueBytes;
     std::vector<std::vector<int64_t>> dying(ops.size() + 1);
     for (size_t id = 0; id < values.size(); ++id)
       if (lastUse[id] >= 0)

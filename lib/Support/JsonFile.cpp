@@ -237,15 +237,6 @@ JsonObject::getIntLists(const std::string &field, int64_t min,
   return out;
 }
 
-std::vector<int64_t> JsonObject::getIntOrIntList(const std::string &field,
-                                                 int64_t min,
-                                                 int64_t max) const {
-  const json &value = require(field, intRange(min, max) + " or a list of them");
-  if (value.is_array())
-    return getIntList(field, min, max);
-  return {checkInt(*this, field, value, min, max)};
-}
-
 JsonObject JsonObject::getObject(const std::string &field) const {
   const json &value = require(field, "an object");
   if (!value.is_object())

@@ -214,11 +214,8 @@ struct InsertCollectivesPass
 
   Value allGather(OpBuilder &b, Location loc, Value input,
                   ArrayRef<int16_t> axes, int64_t dim) {
-    int64_t n = 1;
-    for (int16_t axis : axes)
-      n *= mesh.grid.getShape()[axis];
     SmallVector<int64_t> shape = shapeOf(input);
-    shape[dim] *= n;
+    shape[dim] *= mesh.groupSize(axes);
     ++numCollectives;
     return shard::AllGatherOp::create(b, loc, withShape(input.getType(), shape),
                                         kGridName, axes, input, APInt(64, dim));
@@ -227,7 +224,7 @@ struct InsertCollectivesPass
   Value allSlice(OpBuilder &b, Location loc, Value input, int16_t axis,
                  int64_t dim) {
     SmallVector<int64_t> shape = shapeOf(input);
-    shape[dim] /= mesh.grid.getShape()[axis];
+    shape[dim] /= mesh.groupSize({axis});
     return shard::AllSliceOp::create(b, loc, withShape(input.getType(), shape),
                                        kGridName, ArrayRef<int16_t>{axis},
                                        input, APInt(64, dim));

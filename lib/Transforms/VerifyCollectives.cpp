@@ -88,13 +88,6 @@ struct VerifyCollectivesPass
     return out;
   }
 
-  static std::string rankList(ArrayRef<int64_t> ranks) {
-    std::string out = "[";
-    for (size_t i = 0; i < ranks.size(); ++i)
-      out += (i ? ", " : "") + std::to_string(ranks[i]);
-    return out + "]";
-  }
-
   bool checkGroup(Axis axis, int16_t gridAxis, ArrayRef<int64_t> ranks,
                   ArrayRef<int64_t> table, size_t base,
                   std::vector<func::FuncOp> &programs,
@@ -123,7 +116,7 @@ struct VerifyCollectivesPass
                                              : programs[role].getOperation();
         where->emitError()
             << "collective mismatch in " << axisName(axis) << " group "
-            << rankList(ranks) << ": @" << programs[role].getName()
+            << rankList(std::vector<int64_t>(ranks.begin(), ranks.end())) << ": @" << programs[role].getName()
             << " issues " << got << " as its collective #" << i << " on "
             << axisName(axis) << " where @" << programs[first].getName()
             << " issues " << want

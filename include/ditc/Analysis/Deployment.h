@@ -91,6 +91,9 @@ const std::vector<AttentionBackend> &knownAttentionBackends();
 const AttentionBackend *findAttentionBackend(const std::string &name);
 constexpr const char *kDefaultAttentionBackend = "fa";
 
+/// "[0, 1, 2]", for messages about rank lists and groups.
+std::string rankList(const std::vector<int64_t> &ranks);
+
 /// Components a deployment may place.
 const std::vector<std::string> &knownComponents();
 

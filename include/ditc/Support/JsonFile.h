@@ -52,9 +52,6 @@ public:
   /// A non-empty list of non-empty integer lists (rank lists).
   std::vector<std::vector<int64_t>> getIntLists(const std::string &field,
                                                 int64_t min, int64_t max) const;
-  /// An integer or a list of integers (diffusers writes patch_size both ways).
-  std::vector<int64_t> getIntOrIntList(const std::string &field, int64_t min,
-                                       int64_t max) const;
   /// A nested object; throws when absent or not an object.
   JsonObject getObject(const std::string &field) const;
 

@@ -19,6 +19,13 @@ struct MeshInfo {
   /// The grid axis index of `axis`.
   int16_t gridAxis(Axis axis) const;
   int64_t size(Axis axis) const { return degrees[axis]; }
+  /// Ranks in one group over the grid axes `gridAxes`.
+  int64_t groupSize(llvm::ArrayRef<int16_t> gridAxes) const {
+    int64_t n = 1;
+    for (int16_t a : gridAxes)
+      n *= size(order[a]);
+    return n;
+  }
   /// The axes that split image tokens (ring, kv_gather, ulysses above 1),
   /// in mesh order: a rank's token block is row-major over them.
   std::vector<Axis> sequenceAxes() const;

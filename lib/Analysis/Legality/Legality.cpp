@@ -23,19 +23,16 @@ const char *severityName(Severity severity) {
   return "?";
 }
 
-bool DiagnosticSink::hasErrors() const {
+static bool anyError(const std::vector<RuleDiagnostic> &diagnostics) {
   return std::any_of(diagnostics.begin(), diagnostics.end(),
                      [](const RuleDiagnostic &d) {
                        return d.severity == Severity::Error;
                      });
 }
 
-bool LegalityReport::legal() const {
-  return std::none_of(diagnostics.begin(), diagnostics.end(),
-                      [](const RuleDiagnostic &d) {
-                        return d.severity == Severity::Error;
-                      });
-}
+bool DiagnosticSink::hasErrors() const { return anyError(diagnostics); }
+
+bool LegalityReport::legal() const { return !anyError(diagnostics); }
 
 const std::vector<LegalityRule> &legalityRules() {
   using namespace rules;

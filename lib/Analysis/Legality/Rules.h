@@ -33,9 +33,6 @@ void checkShardDim(const LegalityContext &, DiagnosticSink &);
 /// Ranks per node, when the deployment says how ranks map to nodes.
 std::optional<int64_t> gpusPerNode(const Deployment &deployment);
 
-/// "[0, 1, 2]".
-std::string rankList(const std::vector<int64_t> &ranks);
-
 } // namespace ditc::rules
 
 #endif // DITC_LIB_ANALYSIS_LEGALITY_RULES_H

@@ -14,13 +14,6 @@
 
 namespace ditc::rules {
 
-std::string rankList(const std::vector<int64_t> &ranks) {
-  std::string out = "[";
-  for (size_t i = 0; i < ranks.size(); ++i)
-    out += (i ? ", " : "") + std::to_string(ranks[i]);
-  return out + "]";
-}
-
 std::optional<int64_t> gpusPerNode(const Deployment &d) {
   if (d.gpusPerNode)
     return d.gpusPerNode;
@@ -181,14 +174,11 @@ void checkCrossNode(const LegalityContext &ctx, DiagnosticSink &sink) {
         bool warned = false;
         for (const std::vector<int64_t> &group :
              instanceGroups(placement, ranks, axis, ctx.deployment.meshOrder)) {
-          if (node(group.front()) == node(group.back()) &&
-              std::all_of(group.begin(), group.end(), [&](int64_t r) {
-                return node(r) == node(group.front());
-              }))
-            continue;
           std::set<int64_t> nodes;
           for (int64_t r : group)
             nodes.insert(node(r));
+          if (nodes.size() == 1)
+            continue;
           std::string nodeList;
           for (int64_t n : nodes)
             nodeList += (nodeList.empty() ? "" : ", ") + std::to_string(n);
