@@ -21,9 +21,39 @@ import numpy as np
 # -------------------------------------------------------------- inputs
 
 
-def rng_for(seed, name):
+MASK = (1 << 64) - 1
+
+
+def stream_key(seed, name):
+    """The 64-bit key of one named random tensor: the first 8 bytes of
+    SHA-256("<seed>:<name>"), little-endian."""
     digest = hashlib.sha256(f"{seed}:{name}".encode()).digest()
-    return np.random.default_rng(int.from_bytes(digest[:8], "little"))
+    return int.from_bytes(digest[:8], "little")
+
+
+def mix64(x):
+    """The SplitMix64 finalizer over uint64 arrays (wrapping arithmetic)."""
+    x = x ^ (x >> np.uint64(30))
+    x = x * np.uint64(0xBF58476D1CE4E5B9)
+    x = x ^ (x >> np.uint64(27))
+    x = x * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def counter_normal(seed, name, shape):
+    """Standard normals as a pure function of (seed, name, flat index), so a
+    rank can draw any slice of a tensor without drawing the rest. Element i
+    uses counters 2i and 2i+1 (Box-Muller). docs/runtime.md states it; the
+    C++ runtime (runtime/lib/Initializer.cpp) computes the same numbers."""
+    key = np.uint64(stream_key(seed, name))
+    count = int(np.prod(shape, dtype=np.int64))
+    counters = np.arange(2 * count, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        bits = mix64(key + (counters + np.uint64(1)) * np.uint64(0x9E3779B97F4A7C15))
+    uniform = ((bits >> np.uint64(11)).astype(np.float64) + 0.5) / float(1 << 53)
+    u1, u2 = uniform[0::2], uniform[1::2]
+    normal = np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * math.pi * u2)
+    return normal.reshape(shape)
 
 
 def full_parameter(seed, spec, cache):
@@ -31,7 +61,7 @@ def full_parameter(seed, spec, cache):
     if name not in cache:
         scale = 0.5 / math.sqrt(shape[-1]) if len(shape) > 1 else 0.1
         base = 1.0 if name.endswith("weight") and len(shape) == 1 else 0.0
-        cache[name] = base + scale * rng_for(seed, name).standard_normal(shape)
+        cache[name] = base + scale * counter_normal(seed, name, shape)
     return cache[name]
 
 
@@ -374,11 +404,11 @@ def simulate(root, steps, seed):
     b = work["batch"]
     c = model["latent_channels"]
     shape = [b, c, work["latent_frames"], work["latent_height"], work["latent_width"]]
-    noise = rng_for(seed, "noise").standard_normal(shape)
+    noise = counter_normal(seed, "noise", shape)
     tokens = patchify(noise, patch)
-    texts = [rng_for(seed, f"text{br}").standard_normal(
-        [b, work["text_tokens"], model["text_embed_dim"]]) for br in range(work["branches"])]
-    pooled = [rng_for(seed, f"pooled{br}").standard_normal([b, model["pooled_dim"]])
+    texts = [counter_normal(seed, f"text{br}", [b, work["text_tokens"], model["text_embed_dim"]])
+             for br in range(work["branches"])]
+    pooled = [counter_normal(seed, f"pooled{br}", [b, model["pooled_dim"]])
               for br in range(work["branches"])]
     ranks = {e["rank"]: Rank(plan, e["rank"], seed) for e in plan.ranks}
     state = {}
