@@ -9,6 +9,10 @@ stage split shows up as an O(1) error. Parameters come from a deterministic
 initializer keyed by (seed, name); each rank materializes only its slice.
 
 Usage: simulate_plan.py PLAN REFERENCE [--steps K] [--seed S] [--tolerance T]
+       simulate_plan.py PLAN --runtime-output OUT.npy [--steps K] [--seed S]
+
+The second form checks dit-run's float32 output (latents [B, C, F, H, W])
+against this float64 execution of the same plan.
 """
 import argparse
 import hashlib
@@ -473,13 +477,20 @@ def simulate(root, steps, seed):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("plan")
-    parser.add_argument("reference")
+    parser.add_argument("reference", nargs="?")
+    parser.add_argument("--runtime-output")
     parser.add_argument("--steps", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--tolerance", type=float, default=1e-9)
     args = parser.parse_args()
-    out = simulate(args.plan, args.steps, args.seed)
-    ref = simulate(args.reference, args.steps, args.seed)
+    if args.runtime_output:
+        ref = simulate(args.plan, args.steps, args.seed)
+        latents = np.load(args.runtime_output)
+        m = json.load(open(f"{args.plan}/manifest.json"))
+        out = patchify(latents, m["model"]["patch"]) if latents.ndim == 5 else latents
+    else:
+        out = simulate(args.plan, args.steps, args.seed)
+        ref = simulate(args.reference, args.steps, args.seed)
     if out.shape != ref.shape:
         sys.exit(f"shape {out.shape} differs from the reference's {ref.shape}")
     error = float(np.max(np.abs(out - ref)) / max(np.max(np.abs(ref)), 1e-30))

@@ -1,0 +1,117 @@
+//===- Communicator.h - rendezvous, agreement and collectives ---*- C++ -*-===//
+//
+// One rank's view of the cluster: the rendezvous over a TCPStore, the
+// lockstep agreement on the plan before any compute, one c10d process group
+// per non-trivial axis group the rank's programs use (built in the same
+// canonical order on every rank), and the collectives the plan names, each
+// timed per axis and reported with the rank, the group and the op when it
+// fails.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DITC_RUNTIME_COMMUNICATOR_H
+#define DITC_RUNTIME_COMMUNICATOR_H
+
+#include "ditc/Runtime/Plan.h"
+
+#include <ATen/ATen.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ditc::runtime {
+
+/// A failure of the run itself (a peer died, a timeout, a disagreement):
+/// exit code 1, as opposed to BadInput's 2.
+class RunFailure : public std::runtime_error {
+public:
+  explicit RunFailure(const std::string &message) : std::runtime_error(message) {}
+};
+
+enum class Backend { Gloo, Nccl };
+
+struct RendezvousOptions {
+  std::string masterAddr = "127.0.0.1";
+  int masterPort = 29500;
+  std::chrono::milliseconds timeout{300000};
+  Backend backend = Backend::Gloo;
+};
+
+/// What a rank votes in the agreement: the plan and its own program(s).
+struct Vote {
+  std::string planHash;
+  std::string programs; // "id:sha256[,id:sha256]" or "-" for an idle rank
+};
+
+class Group;
+struct Exchange;
+
+class Communicator {
+public:
+  /// Joins the rendezvous, runs the agreement, and builds the process
+  /// groups the rank's programs use. Throws RunFailure.
+  Communicator(const Manifest &manifest, int64_t rank, const Vote &vote,
+               const std::vector<std::vector<std::string>> &axisTuples,
+               const RendezvousOptions &options);
+  ~Communicator();
+
+  int64_t rank() const { return myRank; }
+  at::Device device() const { return tensorDevice; }
+
+  at::Tensor allReduce(const at::Tensor &x, const std::vector<std::string> &axes,
+                       const std::string &what);
+  at::Tensor allGather(const at::Tensor &x, const std::vector<std::string> &axes,
+                       int64_t dim, const std::string &what);
+  at::Tensor allToAll(const at::Tensor &x, const std::vector<std::string> &axes,
+                      int64_t splitDim, int64_t concatDim, const std::string &what);
+  void send(const at::Tensor &x, const std::vector<std::string> &axes,
+            int64_t destinationIndex, const std::string &what);
+  at::Tensor recv(const std::vector<int64_t> &shape, at::ScalarType dtype,
+                  const std::vector<std::string> &axes, int64_t sourceIndex,
+                  const std::string &what);
+
+  /// Ring shift over `axes`: sends `x` to the next member and receives the
+  /// previous member's tensor of the same shape. Returns at once; call
+  /// finishShift to wait. Overlaps with compute.
+  int startShift(const at::Tensor &x, const std::vector<std::string> &axes,
+                 const std::string &what);
+  at::Tensor finishShift(int handle);
+
+  /// Rank 0 receives every output holder's block and returns them in block
+  /// order; holders send theirs. Other ranks return an undefined tensor.
+  std::vector<at::Tensor> gatherOutput(const at::Tensor &myBlock,
+                                       const std::vector<int64_t> &shape);
+
+  /// Seconds spent inside collectives per axis key ("tp", "ulysses+ring")
+  /// since the last call; resets the counters.
+  std::map<std::string, double> takeCommSeconds();
+
+private:
+  Group &groupFor(const std::vector<std::string> &axes);
+  [[noreturn]] void fail(const std::string &what, const Group &group,
+                         const std::exception &error);
+
+  const Manifest &manifest;
+  int64_t myRank;
+  RendezvousOptions options;
+  at::Device tensorDevice{at::kCPU};
+  std::shared_ptr<void> store; // c10d::Store, kept opaque for the header
+  std::map<std::string, std::unique_ptr<Group>> groups;
+  std::unique_ptr<Group> outputGroup;
+  std::map<std::string, double> commSeconds;
+  std::map<int, std::unique_ptr<Exchange>> pendingShifts;
+  int nextShift = 0;
+};
+
+/// The first line of an exception's message (torch appends a backtrace).
+std::string firstLine(const std::exception &error);
+
+/// The axis key of a group: names joined by '+', as per_step reports them.
+std::string axisKey(const std::vector<std::string> &axes);
+
+} // namespace ditc::runtime
+
+#endif // DITC_RUNTIME_COMMUNICATOR_H

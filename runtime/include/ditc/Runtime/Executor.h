@@ -1,0 +1,77 @@
+//===- Executor.h - runs one program's ops with libtorch --------*- C++ -*-===//
+//
+// Interprets one program of a plan (one denoising step of one role) with
+// ATen ops. The semantics are those of test/Executable/simulate_plan.py and
+// docs/plan-format.md; collectives go through the Communicator. Step-level
+// values (latents, sigmas, the CFG combine, the scheduler step) are float32;
+// the transformer functions run in the compute dtype.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DITC_RUNTIME_EXECUTOR_H
+#define DITC_RUNTIME_EXECUTOR_H
+
+#include "ditc/Runtime/Communicator.h"
+#include "ditc/Runtime/Plan.h"
+
+#include <ATen/ATen.h>
+
+#include <map>
+#include <unordered_map>
+
+namespace ditc::runtime {
+
+class Executor {
+public:
+  Executor(const Manifest &manifest, int64_t rank, const Program &program,
+           Communicator *comm, at::ScalarType computeType, int64_t seed);
+
+  /// Draws this rank's slice of every parameter the program reads, once.
+  void materializeParameters();
+  /// Bytes of parameters this rank holds.
+  int64_t parameterBytes() const;
+
+  /// Runs one step. `inputs` maps the program's input value ids to tensors;
+  /// returns the program's outputs. After the last step, ops marked
+  /// dit.between_steps pass their operand through.
+  std::vector<at::Tensor> runStep(const std::map<int, at::Tensor> &inputs,
+                                  bool lastStep);
+
+  const Program &program() const { return prog; }
+
+private:
+  std::vector<at::Tensor> runFunction(const Function &fn,
+                                      std::vector<at::Tensor> values,
+                                      at::ScalarType frameType, bool lastStep,
+                                      int depth);
+  std::vector<at::Tensor> runOp(const Function &fn, const Op &op,
+                                const std::vector<at::Tensor> &in,
+                                at::ScalarType frameType, bool lastStep,
+                                int depth);
+  const std::vector<at::Tensor> &params(const Op &op);
+  at::Tensor norm(const Op &op, const at::Tensor &x);
+  at::Tensor rope(const Op &op, const at::Tensor &x);
+  at::Tensor attention(const Op &op, const at::Tensor &q, const at::Tensor &k,
+                       const at::Tensor &v);
+  at::Tensor ringAttention(const Op &op, const at::Tensor &q, const at::Tensor &k,
+                           const at::Tensor &v);
+  int64_t groupIndex(const std::vector<std::string> &axes) const;
+  std::string describe(const Op &op) const;
+
+  const Manifest &manifest;
+  int64_t rank;
+  const Program &prog;
+  Communicator *comm;
+  at::ScalarType computeType;
+  at::Device device;
+  int64_t seed;
+  std::map<std::string, at::Tensor> parameterByName;
+  std::unordered_map<const Op *, std::vector<at::Tensor>> parameterByOp;
+  struct RopeTable {
+    at::Tensor cos, sin, partner;
+  };
+  std::unordered_map<const Op *, RopeTable> ropeTables;
+};
+
+} // namespace ditc::runtime
+
+#endif // DITC_RUNTIME_EXECUTOR_H

@@ -1,0 +1,135 @@
+//===- Plan.h - a compiled plan as the runtime reads it ---------*- C++ -*-===//
+//
+// The runtime's view of a plan folder (docs/plan-format.md): the manifest,
+// and the programs this rank runs. Everything is validated while it is
+// read, so a corrupt or foreign plan is refused with exit 2 before any rank
+// joins the rendezvous. No MLIR here: plans cross into the runtime as files.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DITC_RUNTIME_PLAN_H
+#define DITC_RUNTIME_PLAN_H
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ditc::runtime {
+
+/// One parameter an op reads: its global shape and which slice this rank
+/// holds (docs/plan-format.md, "Parameters").
+struct ParamSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+  /// The split dimension over tp, or -1 when every rank holds all of it.
+  int splitDim = -1;
+  std::vector<int64_t> segments;
+  /// A row-parallel bias: only tp coordinate 0 adds it.
+  bool onlyOnTpZero = false;
+};
+
+/// Op kinds, decoded once at load so the step loop never compares strings.
+enum class OpKind {
+  Call, TimestepEmbedding, PatchEmbed, Linear, LayerNorm, RmsNorm,
+  AdalnModulation, Modulate, ResidualAdd, Rope, Attention, Activation,
+  ConcatStreams, SplitStreams, TensorConcat, TensorEmpty, Stack, Unstack,
+  CfgCombine, SchedulerStep, AllReduce, AllGather, AllToAll, AllSlice, Send,
+  Recv,
+};
+
+struct Op {
+  OpKind kind;
+  std::string name; // as written in the plan, for messages
+  std::vector<int> inputs, outputs;
+  nlohmann::json attrs;
+  std::vector<ParamSpec> params;
+  std::string callee;
+  /// Axis names a collective runs over (or tp for norm statistics, or the
+  /// ring axis for ring attention); empty for local ops.
+  std::vector<std::string> axes;
+  bool betweenSteps = false;
+};
+
+struct Function {
+  std::string name;
+  std::vector<std::vector<int64_t>> valueShapes;
+  std::vector<int> args, results;
+  std::vector<Op> ops;
+};
+
+struct StepInput {
+  std::string name; // latents, timestep, sigma, sigma_next, text, pooled_text, guidance
+  int value = 0;
+  int branch = 0;
+};
+
+struct Program {
+  std::string id, file, sha256;
+  std::vector<StepInput> inputs;
+  Function step; // the program's top level; results are its outputs
+  std::map<std::string, Function> functions;
+};
+
+struct Axis {
+  std::string name;
+  int64_t size;
+};
+
+struct RankEntry {
+  int64_t rank = 0;
+  std::map<std::string, int64_t> coords;
+  std::optional<std::string> program, program2;
+};
+
+struct ProgramEntry {
+  std::string id, file, sha256;
+};
+
+struct Manifest {
+  std::string dir, path;
+  std::string planHash;
+  // model
+  std::string modelName;
+  int64_t latentChannels = 0, textEmbedDim = 0, pooledDim = 0, experts = 1;
+  std::vector<int64_t> patch; // [t, h, w]
+  double boundaryRatio = 0.875;
+  // workload
+  int64_t batch = 1, latentFrames = 0, latentHeight = 0, latentWidth = 0;
+  int64_t textTokens = 0, branches = 1, steps = 1;
+  // mesh
+  std::vector<Axis> axes; // outermost first
+  std::vector<RankEntry> ranks;
+  std::vector<ProgramEntry> programs;
+  std::vector<std::string> latentsSplitOver;
+  int64_t latentTokens = 0, latentFeatures = 0;
+
+  int64_t worldSize() const { return int64_t(ranks.size()); }
+  int64_t axisSize(const std::string &axis) const;
+  const ProgramEntry &programEntry(const std::string &id) const;
+  /// Ranks that differ from `rank` only on `axes`, ordered row-major over
+  /// their coordinates on those axes in mesh order: the group a collective
+  /// over `axes` runs on, in the order its in-group indices count.
+  std::vector<int64_t> groupOf(int64_t rank,
+                               const std::vector<std::string> &axes) const;
+  /// Index of the latent token block `rank` holds: row-major over its
+  /// coordinates on the split_over axes.
+  int64_t latentBlock(int64_t rank) const;
+  int64_t latentBlocks() const;
+  /// The ranks whose final latents make up the output: last pipeline stage,
+  /// dp 0, cfg 0, tp 0, one per latent block, ordered by block.
+  std::vector<int64_t> outputHolders() const;
+};
+
+/// Reads PLAN_DIR/manifest.json; checks every field the runtime uses and
+/// recomputes plan_hash. Throws BadInput naming the file, field and value.
+Manifest loadManifest(const std::string &dir);
+
+/// Reads the program `id` of `manifest`; refuses a file whose SHA-256 does
+/// not match the manifest, and any op the runtime cannot execute.
+Program loadProgram(const Manifest &manifest, const std::string &id);
+
+} // namespace ditc::runtime
+
+#endif // DITC_RUNTIME_PLAN_H

@@ -1,0 +1,34 @@
+//===- Runner.h - one rank's whole run: load, agree, denoise, write -*- C++ -*-===//
+#ifndef DITC_RUNTIME_RUNNER_H
+#define DITC_RUNTIME_RUNNER_H
+
+#include "ditc/Runtime/Communicator.h"
+
+#include <string>
+
+namespace ditc::runtime {
+
+struct RunOptions {
+  std::string planDir;
+  std::string output;
+  int64_t steps = 0; // 0: the plan's workload.steps
+  int64_t seed = 0;
+  bool bfloat16 = false;
+  std::string textEmbeds; // optional .npy, [branches, B, T, E]
+  int64_t rank = 0, worldSize = 1, localWorldSize = 1;
+  int64_t threads = 0; // 0: cores / local ranks
+  RendezvousOptions rendezvous;
+};
+
+/// Everything a rank checks before it joins the rendezvous: the manifest,
+/// its programs' hashes, the world size, the text embeddings and the output
+/// folder. Throws BadInput. Also used by the launcher to fail once, early.
+void validateBeforeRendezvous(const RunOptions &options);
+
+/// Runs one rank. Throws BadInput (exit 2) for bad input found before the
+/// rendezvous and RunFailure (exit 1) for anything after it.
+void runRank(const RunOptions &options);
+
+} // namespace ditc::runtime
+
+#endif // DITC_RUNTIME_RUNNER_H

@@ -1,0 +1,486 @@
+//===- Communicator.cpp - rendezvous, agreement and collectives -----------===//
+#include "ditc/Runtime/Communicator.h"
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#ifdef DITC_HAVE_NCCL
+#include <c10/cuda/CUDAFunctions.h>
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <set>
+
+namespace ditc::runtime {
+
+using Clock = std::chrono::steady_clock;
+
+std::string axisKey(const std::vector<std::string> &axes) {
+  std::string key;
+  for (const std::string &a : axes)
+    key += (key.empty() ? "" : "+") + a;
+  return key;
+}
+
+/// The first line of a c10 error: torch appends a C++ backtrace.
+std::string firstLine(const std::exception &error) {
+  std::string text = error.what();
+  return text.substr(0, text.find('\n'));
+}
+
+static std::string rankList(const std::vector<int64_t> &ranks) {
+  std::string text = "[";
+  for (size_t i = 0; i < ranks.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(ranks[i]);
+  return text + "]";
+}
+
+/// A process group, whatever its backend class: c10d's gloo and NCCL groups
+/// share their collective signatures but not a base class across torch
+/// versions (ProcessGroup in 1.13, Backend in 2.x), so a template adapts.
+class Group {
+public:
+  Group(std::string key, std::vector<int64_t> members, int64_t index)
+      : key(std::move(key)), members(std::move(members)), index(index) {}
+  virtual ~Group() = default;
+  virtual void allreduce(at::Tensor &x) = 0;
+  virtual void allgather(std::vector<at::Tensor> &out, at::Tensor &in) = 0;
+  virtual void alltoall(at::Tensor &out, at::Tensor &in) = 0;
+  virtual std::function<void()> send(at::Tensor &x, int64_t peer, int tag) = 0;
+  virtual std::function<void()> recv(at::Tensor &x, int64_t peer, int tag) = 0;
+
+  std::string key;
+  std::vector<int64_t> members;
+  int64_t index;
+};
+
+template <typename PG> class C10dGroup : public Group {
+public:
+  C10dGroup(std::string key, std::vector<int64_t> members, int64_t index,
+            c10::intrusive_ptr<PG> pg, std::chrono::milliseconds timeout)
+      : Group(std::move(key), std::move(members), index), pg(std::move(pg)),
+        timeout(timeout) {}
+  void allreduce(at::Tensor &x) override {
+    std::vector<at::Tensor> tensors{x};
+    pg->allreduce(tensors)->wait(timeout);
+  }
+  void allgather(std::vector<at::Tensor> &out, at::Tensor &in) override {
+    std::vector<std::vector<at::Tensor>> outputs{out};
+    std::vector<at::Tensor> inputs{in};
+    pg->allgather(outputs, inputs)->wait(timeout);
+    out = outputs[0];
+  }
+  void alltoall(at::Tensor &out, at::Tensor &in) override {
+    std::vector<int64_t> equalSplits;
+    pg->alltoall_base(out, in, equalSplits, equalSplits)->wait(timeout);
+  }
+  std::function<void()> send(at::Tensor &x, int64_t peer, int tag) override {
+    std::vector<at::Tensor> tensors{x};
+    auto work = pg->send(tensors, int(peer), tag);
+    auto limit = timeout;
+    return [work, limit, tensors]() { work->wait(limit); };
+  }
+  std::function<void()> recv(at::Tensor &x, int64_t peer, int tag) override {
+    std::vector<at::Tensor> tensors{x};
+    auto work = pg->recv(tensors, int(peer), tag);
+    auto limit = timeout;
+    return [work, limit, tensors]() { work->wait(limit); };
+  }
+
+private:
+  c10::intrusive_ptr<PG> pg;
+  std::chrono::milliseconds timeout;
+};
+
+struct Exchange {
+  at::Tensor sent, received;
+  std::function<void()> waitSend, waitRecv;
+  Group *group;
+  std::string what;
+  Clock::time_point started;
+};
+
+//===----------------------------------------------------------------------===//
+// Rendezvous and agreement
+//===----------------------------------------------------------------------===//
+
+static c10d::Store &asStore(const std::shared_ptr<void> &store) {
+  return *static_cast<c10::intrusive_ptr<c10d::Store> *>(store.get())->get();
+}
+
+static std::string toString(const std::vector<uint8_t> &bytes) {
+  return std::string(bytes.begin(), bytes.end());
+}
+
+static std::string seconds(std::chrono::milliseconds ms) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g s", ms.count() / 1000.0);
+  return text;
+}
+
+static std::shared_ptr<::gloo::transport::Device>
+glooDevice(const std::string &masterAddr) {
+  if (const char *ifname = std::getenv("GLOO_SOCKET_IFNAME"))
+    return c10d::ProcessGroupGloo::createDeviceForInterface(ifname);
+  // One host: loopback. Several: the address this host resolves to.
+  if (masterAddr.rfind("127.", 0) == 0 || masterAddr == "localhost")
+    return c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
+  return c10d::ProcessGroupGloo::createDefaultDevice();
+}
+
+Communicator::Communicator(const Manifest &manifest, int64_t rank,
+                           const Vote &vote,
+                           const std::vector<std::vector<std::string>> &axisTuples,
+                           const RendezvousOptions &options)
+    : manifest(manifest), myRank(rank), options(options) {
+  int64_t world = manifest.worldSize();
+  std::string where = options.masterAddr + ":" + std::to_string(options.masterPort);
+  auto prefix = "rank " + std::to_string(rank) + ": ";
+
+  // 1. The store. Rank 0 hosts it; the others connect, retrying until the
+  //    timeout, so start order does not matter.
+  c10::intrusive_ptr<c10d::Store> tcp;
+  try {
+    c10d::TCPStoreOptions storeOptions;
+    storeOptions.port = uint16_t(options.masterPort);
+    storeOptions.isServer = rank == 0;
+    storeOptions.numWorkers = size_t(world);
+    storeOptions.waitWorkers = false;
+    storeOptions.timeout = options.timeout;
+    tcp = c10::make_intrusive<c10d::TCPStore>(options.masterAddr, storeOptions);
+  } catch (const std::exception &error) {
+    throw RunFailure(prefix + (rank == 0
+                                   ? "cannot host the rendezvous at " + where
+                                   : "could not reach the rendezvous at " + where +
+                                         " within " + seconds(options.timeout) +
+                                         " (rank 0 hosts it)") +
+                     ": " + firstLine(error));
+  }
+  store = std::shared_ptr<void>(new c10::intrusive_ptr<c10d::Store>(tcp), [](void *p) {
+    delete static_cast<c10::intrusive_ptr<c10d::Store> *>(p);
+  });
+
+  // 2. The agreement: every rank publishes its vote, then reads all of
+  //    them. A missing vote is a rank that never arrived.
+  std::string ballot = vote.planHash + " " + vote.programs;
+  std::vector<std::string> keys;
+  for (int64_t r = 0; r < world; ++r)
+    keys.push_back("ditc/vote/" + std::to_string(r));
+  try {
+    tcp->set(keys[rank], std::vector<uint8_t>(ballot.begin(), ballot.end()));
+    tcp->wait(keys, options.timeout);
+  } catch (const std::exception &error) {
+    std::vector<int64_t> missing;
+    try {
+      for (int64_t r = 0; r < world; ++r)
+        if (!tcp->check({keys[r]}))
+          missing.push_back(r);
+    } catch (const std::exception &) {
+    }
+    if (!missing.empty())
+      throw RunFailure(prefix + "rendezvous at " + where + " timed out after " +
+                       seconds(options.timeout) + ": rank" +
+                       (missing.size() > 1 ? "s " : " ") + rankList(missing) +
+                       " of " + std::to_string(world) + " never arrived");
+    throw RunFailure(prefix + "rendezvous at " + where + " failed: " + firstLine(error));
+  }
+  for (int64_t r = 0; r < world; ++r) {
+    std::string theirs;
+    try {
+      theirs = toString(tcp->get(keys[r]));
+    } catch (const std::exception &error) {
+      throw RunFailure(prefix + "reading rank " + std::to_string(r) +
+                       "'s vote failed: " + firstLine(error));
+    }
+    std::string theirPlan = theirs.substr(0, theirs.find(' '));
+    if (theirPlan != vote.planHash)
+      throw RunFailure(prefix + "plan disagreement: rank " + std::to_string(r) +
+                       " holds plan " + theirPlan.substr(0, 16) + "... but rank " +
+                       std::to_string(rank) + " holds plan " +
+                       vote.planHash.substr(0, 16) +
+                       "...; every rank must run the same plan; nothing was computed");
+    // Same plan: each rank's program hashes must be the manifest's.
+    std::string expected;
+    const RankEntry &entry = manifest.ranks[r];
+    for (const auto &id : {entry.program, entry.program2})
+      if (id)
+        expected += (expected.empty() ? "" : ",") + *id + ":" +
+                    manifest.programEntry(*id).sha256;
+    if (expected.empty())
+      expected = "-";
+    std::string theirPrograms = theirs.substr(theirs.find(' ') + 1);
+    if (theirPrograms != expected)
+      throw RunFailure(prefix + "plan disagreement: rank " + std::to_string(r) +
+                       " runs programs " + theirPrograms + " but the plan gives it " +
+                       expected + "; nothing was computed");
+  }
+
+  // 3. Process groups, in the canonical order of axisTuples (the same on
+  //    every rank), then the output group. A rank builds only the groups it
+  //    belongs to; gloo connects each group's members through the store.
+#ifdef DITC_HAVE_NCCL
+  if (options.backend == Backend::Nccl) {
+    const char *local = std::getenv("LOCAL_RANK");
+    int device = local ? std::atoi(local) : int(rank);
+    c10::cuda::set_device(c10::DeviceIndex(device));
+    tensorDevice = at::Device(at::kCUDA, c10::DeviceIndex(device));
+  }
+#else
+  if (options.backend == Backend::Nccl)
+    throw RunFailure(prefix + "--backend nccl: this dit-run was built without "
+                              "NCCL (configure with -DDITC_ENABLE_NCCL=ON)");
+#endif
+  auto build = [&](const std::string &key, const std::vector<int64_t> &members)
+      -> std::unique_ptr<Group> {
+    int64_t index = std::find(members.begin(), members.end(), rank) - members.begin();
+    auto groupStore = c10::make_intrusive<c10d::PrefixStore>(
+        "ditc/pg/" + key + "/" + std::to_string(members.front()), tcp);
+    try {
+#ifdef DITC_HAVE_NCCL
+      if (options.backend == Backend::Nccl) {
+        auto ncclOptions = c10d::ProcessGroupNCCL::Options::create();
+        ncclOptions->timeout = options.timeout;
+        auto pg = c10::make_intrusive<c10d::ProcessGroupNCCL>(
+            groupStore, int(index), int(members.size()), ncclOptions);
+        return std::make_unique<C10dGroup<c10d::ProcessGroupNCCL>>(
+            key, members, index, pg, options.timeout);
+      }
+#endif
+      auto glooOptions = c10d::ProcessGroupGloo::Options::create(options.timeout);
+      glooOptions->devices.push_back(glooDevice(options.masterAddr));
+      glooOptions->threads = 1;
+      auto pg = c10::make_intrusive<c10d::ProcessGroupGloo>(
+          groupStore, int(index), int(members.size()), glooOptions);
+      return std::make_unique<C10dGroup<c10d::ProcessGroupGloo>>(
+          key, members, index, pg, options.timeout);
+    } catch (const std::exception &error) {
+      throw RunFailure(prefix + "building the process group over " + key +
+                       " with ranks " + rankList(members) + " failed: " +
+                       firstLine(error));
+    }
+  };
+  if (manifest.ranks[rank].program) {
+    for (const auto &axes : axisTuples) {
+      std::vector<int64_t> members = manifest.groupOf(rank, axes);
+      std::string key = axisKey(axes);
+      if (members.size() > 1 && !groups.count(key))
+        groups[key] = build(key, members);
+    }
+  }
+  std::vector<int64_t> outputMembers = manifest.outputHolders();
+  outputMembers.push_back(0);
+  std::sort(outputMembers.begin(), outputMembers.end());
+  outputMembers.erase(std::unique(outputMembers.begin(), outputMembers.end()),
+                      outputMembers.end());
+  if (outputMembers.size() > 1 &&
+      std::count(outputMembers.begin(), outputMembers.end(), rank))
+    outputGroup = build("output", outputMembers);
+}
+
+Communicator::~Communicator() = default;
+
+Group &Communicator::groupFor(const std::vector<std::string> &axes) {
+  auto it = groups.find(axisKey(axes));
+  if (it == groups.end())
+    throw RunFailure("rank " + std::to_string(myRank) + ": no process group over " +
+                     axisKey(axes) + " was built; the plan uses it only here");
+  return *it->second;
+}
+
+void Communicator::fail(const std::string &what, const Group &group,
+                        const std::exception &error) {
+  throw RunFailure("rank " + std::to_string(myRank) + ": " + what + " over " +
+                   group.key + " (ranks " + rankList(group.members) +
+                   ") failed: " + firstLine(error));
+}
+
+/// Times one collective into the per-axis counters.
+struct CommTimer {
+  CommTimer(std::map<std::string, double> &counters, const std::string &key)
+      : counters(counters), key(key), start(Clock::now()) {}
+  ~CommTimer() {
+    counters[key] += std::chrono::duration<double>(Clock::now() - start).count();
+  }
+  std::map<std::string, double> &counters;
+  std::string key;
+  Clock::time_point start;
+};
+
+// gloo in torch 1.13 has no bfloat16 kernels; such tensors travel as float32.
+static at::Tensor wire(const at::Tensor &x, Backend backend) {
+  if (backend == Backend::Gloo && x.scalar_type() == at::kBFloat16)
+    return x.to(at::kFloat).contiguous();
+  return x.contiguous();
+}
+
+at::Tensor Communicator::allReduce(const at::Tensor &x,
+                                   const std::vector<std::string> &axes,
+                                   const std::string &what) {
+  Group &group = groupFor(axes);
+  CommTimer timer(commSeconds, group.key);
+  at::Tensor buffer = wire(x, options.backend);
+  if (buffer.data_ptr() == x.data_ptr())
+    buffer = buffer.clone();
+  try {
+    group.allreduce(buffer);
+  } catch (const std::exception &error) {
+    fail(what, group, error);
+  }
+  return buffer.to(x.scalar_type());
+}
+
+at::Tensor Communicator::allGather(const at::Tensor &x,
+                                   const std::vector<std::string> &axes,
+                                   int64_t dim, const std::string &what) {
+  Group &group = groupFor(axes);
+  CommTimer timer(commSeconds, group.key);
+  at::Tensor in = wire(x, options.backend);
+  std::vector<at::Tensor> out;
+  for (size_t i = 0; i < group.members.size(); ++i)
+    out.push_back(at::empty_like(in));
+  try {
+    group.allgather(out, in);
+  } catch (const std::exception &error) {
+    fail(what, group, error);
+  }
+  return at::cat(out, dim).to(x.scalar_type());
+}
+
+at::Tensor Communicator::allToAll(const at::Tensor &x,
+                                  const std::vector<std::string> &axes,
+                                  int64_t splitDim, int64_t concatDim,
+                                  const std::string &what) {
+  Group &group = groupFor(axes);
+  CommTimer timer(commSeconds, group.key);
+  int64_t n = int64_t(group.members.size());
+  // alltoall_base exchanges equal chunks of dim 0: put the chunk index
+  // first, [n, ...chunk], exchange, then lay the received chunks along
+  // concatDim in member order.
+  std::vector<int64_t> chunkShape = x.sizes().vec();
+  chunkShape[splitDim] /= n;
+  std::vector<at::Tensor> chunks = wire(x, options.backend).chunk(n, splitDim);
+  at::Tensor in = at::stack(chunks, 0).contiguous();
+  at::Tensor out = at::empty_like(in);
+  try {
+    group.alltoall(out, in);
+  } catch (const std::exception &error) {
+    fail(what, group, error);
+  }
+  return at::cat(out.unbind(0), concatDim).to(x.scalar_type());
+}
+
+void Communicator::send(const at::Tensor &x, const std::vector<std::string> &axes,
+                        int64_t destinationIndex, const std::string &what) {
+  Group &group = groupFor(axes);
+  CommTimer timer(commSeconds, group.key);
+  at::Tensor buffer = wire(x, options.backend);
+  try {
+    group.send(buffer, destinationIndex, 0)();
+  } catch (const std::exception &error) {
+    fail(what + " to rank " + std::to_string(group.members[destinationIndex]), group,
+         error);
+  }
+}
+
+at::Tensor Communicator::recv(const std::vector<int64_t> &shape,
+                              at::ScalarType dtype,
+                              const std::vector<std::string> &axes,
+                              int64_t sourceIndex, const std::string &what) {
+  Group &group = groupFor(axes);
+  CommTimer timer(commSeconds, group.key);
+  at::ScalarType wireType =
+      options.backend == Backend::Gloo && dtype == at::kBFloat16 ? at::kFloat : dtype;
+  at::Tensor buffer = at::empty(shape, at::TensorOptions(wireType).device(tensorDevice));
+  try {
+    group.recv(buffer, sourceIndex, 0)();
+  } catch (const std::exception &error) {
+    fail(what + " from rank " + std::to_string(group.members[sourceIndex]), group,
+         error);
+  }
+  return buffer.to(dtype);
+}
+
+int Communicator::startShift(const at::Tensor &x,
+                             const std::vector<std::string> &axes,
+                             const std::string &what) {
+  Group &group = groupFor(axes);
+  CommTimer timer(commSeconds, group.key);
+  int64_t n = int64_t(group.members.size());
+  auto exchange = std::make_unique<Exchange>();
+  exchange->group = &group;
+  exchange->what = what;
+  exchange->sent = wire(x, options.backend);
+  exchange->received = at::empty_like(exchange->sent);
+  try {
+    // Tag 1 keeps the shift apart from pipeline sends on the same pair.
+    exchange->waitSend = group.send(exchange->sent, (group.index + 1) % n, 1);
+    exchange->waitRecv = group.recv(exchange->received, (group.index + n - 1) % n, 1);
+  } catch (const std::exception &error) {
+    fail(what + " (ring shift)", group, error);
+  }
+  int handle = nextShift++;
+  pendingShifts[handle] = std::move(exchange);
+  return handle;
+}
+
+at::Tensor Communicator::finishShift(int handle) {
+  std::unique_ptr<Exchange> exchange = std::move(pendingShifts.at(handle));
+  pendingShifts.erase(handle);
+  CommTimer timer(commSeconds, exchange->group->key);
+  try {
+    exchange->waitRecv();
+    exchange->waitSend();
+  } catch (const std::exception &error) {
+    fail(exchange->what + " (ring shift)", *exchange->group, error);
+  }
+  return exchange->received;
+}
+
+std::vector<at::Tensor>
+Communicator::gatherOutput(const at::Tensor &myBlock,
+                           const std::vector<int64_t> &shape) {
+  std::vector<int64_t> holders = manifest.outputHolders();
+  std::vector<at::Tensor> blocks;
+  if (!outputGroup) {
+    // Rank 0 holds every block itself (one block), or this rank has
+    // nothing to send.
+    if (myRank == 0)
+      blocks.push_back(myBlock);
+    return blocks;
+  }
+  auto indexOf = [&](int64_t rank) {
+    return std::find(outputGroup->members.begin(), outputGroup->members.end(), rank) -
+           outputGroup->members.begin();
+  };
+  try {
+    if (myRank == 0) {
+      for (int64_t holder : holders) {
+        if (holder == 0) {
+          blocks.push_back(myBlock);
+          continue;
+        }
+        at::Tensor buffer =
+            at::empty(shape, at::TensorOptions(at::kFloat).device(tensorDevice));
+        outputGroup->recv(buffer, indexOf(holder), 2)();
+        blocks.push_back(buffer);
+      }
+    } else if (std::count(holders.begin(), holders.end(), myRank)) {
+      at::Tensor buffer = myBlock.to(at::kFloat).contiguous();
+      outputGroup->send(buffer, indexOf(0), 2)();
+    }
+  } catch (const std::exception &error) {
+    fail("gathering the final latents on rank 0", *outputGroup, error);
+  }
+  return blocks;
+}
+
+std::map<std::string, double> Communicator::takeCommSeconds() {
+  std::map<std::string, double> out;
+  out.swap(commSeconds);
+  return out;
+}
+
+} // namespace ditc::runtime

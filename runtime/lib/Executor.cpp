@@ -1,0 +1,514 @@
+//===- Executor.cpp - runs one program's ops with libtorch ----------------===//
+#include "ditc/Runtime/Executor.h"
+#include "ditc/Runtime/Initializer.h"
+#include "ditc/Support/BadInput.h"
+
+#include <cmath>
+
+namespace ditc::runtime {
+
+using nlohmann::json;
+
+Executor::Executor(const Manifest &manifest, int64_t rank, const Program &program,
+                   Communicator *comm, at::ScalarType computeType, int64_t seed)
+    : manifest(manifest), rank(rank), prog(program), comm(comm),
+      computeType(computeType), device(comm ? comm->device() : at::Device(at::kCPU)),
+      seed(seed) {}
+
+std::string Executor::describe(const Op &op) const {
+  std::string text = op.name;
+  if (op.attrs.contains("dit.block") && op.attrs["dit.block"].is_number_integer())
+    text += " in block " + std::to_string(op.attrs["dit.block"].get<int64_t>());
+  return text;
+}
+
+// Attribute reads. The plan's hash was checked, so a missing attribute is a
+// plan this dit-run does not understand: bad input, named precisely.
+static const json &attr(const std::string &file, const Op &op, const char *key) {
+  auto it = op.attrs.find(key);
+  if (it == op.attrs.end())
+    throw BadInput(file + ": op '" + op.name + "' has no attribute '" + key + "'");
+  return *it;
+}
+static int64_t attrInt(const std::string &file, const Op &op, const char *key) {
+  const json &value = attr(file, op, key);
+  if (!value.is_number_integer())
+    throw BadInput(file + ": op '" + op.name + "' attribute '" + key + "' is " +
+                   value.dump() + ", expected an integer");
+  return value.get<int64_t>();
+}
+static std::string attrString(const std::string &file, const Op &op,
+                              const char *key, const char *fallback = nullptr) {
+  if (fallback && !op.attrs.contains(key))
+    return fallback;
+  const json &value = attr(file, op, key);
+  if (!value.is_string())
+    throw BadInput(file + ": op '" + op.name + "' attribute '" + key + "' is " +
+                   value.dump() + ", expected a string");
+  return value.get<std::string>();
+}
+static std::vector<double> attrNumbers(const std::string &file, const Op &op,
+                                       const char *key) {
+  const json &value = attr(file, op, key);
+  std::vector<double> out;
+  if (value.is_array())
+    for (const json &v : value)
+      if (v.is_number())
+        out.push_back(v.get<double>());
+  if (!value.is_array() || out.size() != value.size())
+    throw BadInput(file + ": op '" + op.name + "' attribute '" + key + "' is " +
+                   value.dump() + ", expected a list of numbers");
+  return out;
+}
+
+void Executor::materializeParameters() {
+  int64_t tpSize = manifest.axisSize("tp");
+  int64_t tpIndex = manifest.ranks[rank].coords.at("tp");
+  auto visit = [&](const Function &fn) {
+    for (const Op &op : fn.ops) {
+      std::vector<at::Tensor> tensors;
+      for (const ParamSpec &spec : op.params) {
+        auto it = parameterByName.find(spec.name);
+        if (it == parameterByName.end()) {
+          at::Tensor t = drawParameter(seed, spec, tpSize, tpIndex)
+                             .to(at::TensorOptions(computeType).device(device));
+          it = parameterByName.emplace(spec.name, t).first;
+        }
+        tensors.push_back(it->second);
+      }
+      if (!tensors.empty())
+        parameterByOp[&op] = std::move(tensors);
+    }
+  };
+  visit(prog.step);
+  for (const auto &fn : prog.functions)
+    visit(fn.second);
+}
+
+int64_t Executor::parameterBytes() const {
+  int64_t bytes = 0;
+  for (const auto &p : parameterByName)
+    bytes += p.second.numel() * int64_t(p.second.element_size());
+  return bytes;
+}
+
+const std::vector<at::Tensor> &Executor::params(const Op &op) {
+  static const std::vector<at::Tensor> none;
+  auto it = parameterByOp.find(&op);
+  return it == parameterByOp.end() ? none : it->second;
+}
+
+std::vector<at::Tensor> Executor::runStep(const std::map<int, at::Tensor> &inputs,
+                                          bool lastStep) {
+  std::vector<at::Tensor> values(prog.step.valueShapes.size());
+  for (const auto &in : inputs)
+    values[in.first] = in.second;
+  return runFunction(prog.step, std::move(values), at::kFloat, lastStep, 0);
+}
+
+std::vector<at::Tensor> Executor::runFunction(const Function &fn,
+                                              std::vector<at::Tensor> values,
+                                              at::ScalarType frameType,
+                                              bool lastStep, int depth) {
+  if (depth > 8)
+    throw BadInput(prog.file + ": calls nest deeper than 8 at '" + fn.name + "'");
+  std::vector<at::Tensor> in;
+  for (const Op &op : fn.ops) {
+    in.clear();
+    for (int id : op.inputs) {
+      if (!values[id].defined())
+        throw BadInput(prog.file + ": '" + fn.name + "' uses value " +
+                       std::to_string(id) + " in '" + op.name +
+                       "' before any op defines it");
+      in.push_back(values[id]);
+    }
+    std::vector<at::Tensor> out = runOp(fn, op, in, frameType, lastStep, depth);
+    for (size_t i = 0; i < op.outputs.size() && i < out.size(); ++i)
+      values[op.outputs[i]] = std::move(out[i]);
+  }
+  std::vector<at::Tensor> results;
+  for (int id : fn.results) {
+    if (!values[id].defined())
+      throw BadInput(prog.file + ": '" + fn.name + "' returns value " +
+                     std::to_string(id) + ", which no op defines");
+    results.push_back(values[id]);
+  }
+  return results;
+}
+
+static at::Tensor sinusoid(const at::Tensor &t, int64_t dim) {
+  int64_t half = dim / 2;
+  at::Tensor freqs = at::exp(-std::log(10000.0) *
+                             at::arange(half, at::TensorOptions(at::kDouble)) /
+                             double(half));
+  at::Tensor args = t.to(at::kDouble).cpu().unsqueeze(1) * freqs.unsqueeze(0);
+  return at::cat({at::cos(args), at::sin(args)}, -1);
+}
+
+std::vector<at::Tensor> Executor::runOp(const Function &fn, const Op &op,
+                                        const std::vector<at::Tensor> &in,
+                                        at::ScalarType frameType, bool lastStep,
+                                        int depth) {
+  const std::string &file = prog.file;
+  if (op.betweenSteps && lastStep)
+    return {in[0]};
+  const auto &p = params(op);
+  auto needParams = [&](size_t count) {
+    if (p.size() < count)
+      throw BadInput(file + ": op '" + op.name + "' lists " +
+                     std::to_string(p.size()) + " parameters, expected " +
+                     std::to_string(count));
+  };
+  const at::Tensor &x = in.empty() ? at::Tensor() : in[0];
+  switch (op.kind) {
+  case OpKind::Call: {
+    const Function &callee = prog.functions.at(op.callee);
+    std::vector<at::Tensor> args(callee.valueShapes.size());
+    for (size_t i = 0; i < callee.args.size(); ++i)
+      args[callee.args[i]] = in[i].to(computeType);
+    std::vector<at::Tensor> results =
+        runFunction(callee, std::move(args), computeType, lastStep, depth + 1);
+    for (at::Tensor &r : results)
+      r = r.to(frameType);
+    return results;
+  }
+  case OpKind::TimestepEmbedding: {
+    needParams(4);
+    at::Tensor s = sinusoid(x, attrInt(file, op, "freq_dim"))
+                       .to(at::TensorOptions(frameType).device(device));
+    at::Tensor h = at::silu(at::linear(s, p[0], p[1]));
+    return {at::linear(h, p[2], p[3])};
+  }
+  case OpKind::PatchEmbed:
+  case OpKind::Linear:
+    needParams(1);
+    return {p.size() > 1 ? at::linear(x, p[0], p[1]) : at::linear(x, p[0])};
+  case OpKind::AdalnModulation: {
+    needParams(1);
+    if (op.attrs.value("table", false)) {
+      const at::Tensor &table = p[0];
+      return {x.reshape({x.size(0), -1, table.size(-1)}) + table};
+    }
+    needParams(2);
+    at::Tensor y = at::linear(at::silu(x), p[0], p[1]);
+    return {y.reshape({x.size(0), attrInt(file, op, "num_chunks"), -1})};
+  }
+  case OpKind::Modulate: {
+    const at::Tensor &m = in[1];
+    at::Tensor out = x * (1 + m.select(1, attrInt(file, op, "scale")).unsqueeze(1));
+    if (op.attrs.contains("shift"))
+      out = out + m.select(1, attrInt(file, op, "shift")).unsqueeze(1);
+    return {out};
+  }
+  case OpKind::ResidualAdd:
+    if (in.size() == 3)
+      return {x + in[2].select(1, attrInt(file, op, "gate_chunk")).unsqueeze(1) * in[1]};
+    return {x + in[1]};
+  case OpKind::LayerNorm:
+  case OpKind::RmsNorm:
+    return {norm(op, x)};
+  case OpKind::Rope:
+    return {rope(op, x)};
+  case OpKind::Attention: {
+    at::Tensor q, k, v;
+    if (in.size() == 1) {
+      auto parts = x.chunk(3, -1);
+      q = parts[0], k = parts[1], v = parts[2];
+    } else if (in.size() == 3) {
+      q = in[0], k = in[1], v = in[2];
+    } else {
+      throw BadInput(file + ": op 'dit.attention' takes 1 or 3 operands, not " +
+                     std::to_string(in.size()));
+    }
+    if (!op.axes.empty())
+      return {ringAttention(op, q, k, v)};
+    return {attention(op, q, k, v)};
+  }
+  case OpKind::Activation: {
+    std::string kind = attrString(file, op, "kind");
+    if (kind == "swiglu" || kind == "geglu") {
+      auto halves = x.chunk(2, -1);
+      return {(kind == "swiglu" ? at::silu(halves[0]) : at::gelu(halves[0])) * halves[1]};
+    }
+    if (kind == "gelu")
+      return {at::gelu(x)};
+    if (kind == "gelu_tanh")
+      return {at::gelu(x, "tanh")};
+    if (kind == "silu")
+      return {at::silu(x)};
+    throw BadInput(file + ": activation kind '" + kind +
+                   "' is not one of gelu, gelu_tanh, silu, swiglu, geglu");
+  }
+  case OpKind::ConcatStreams:
+    if (attrString(file, op, "text_position") == "prefix")
+      return {at::cat({in[0], in[1]}, 1)};
+    return {at::cat({in[1], in[0]}, 1)};
+  case OpKind::SplitStreams: {
+    if (op.outputs.size() != 2)
+      throw BadInput(file + ": dit.split_streams must have two results");
+    int64_t text = fn.valueShapes[op.outputs[0]].at(1), total = x.size(1);
+    if (attrString(file, op, "text_position") == "prefix")
+      return {x.narrow(1, 0, text), x.narrow(1, text, total - text)};
+    return {x.narrow(1, total - text, text), x.narrow(1, 0, total - text)};
+  }
+  case OpKind::TensorConcat:
+    return {at::cat(in, attrInt(file, op, "dim"))};
+  case OpKind::TensorEmpty:
+    return {at::zeros(fn.valueShapes[op.outputs[0]],
+                      at::TensorOptions(frameType).device(device))};
+  case OpKind::Stack:
+    return {at::stack(in, attrInt(file, op, "axis"))};
+  case OpKind::Unstack:
+    return x.unbind(attrInt(file, op, "axis"));
+  case OpKind::CfgCombine: {
+    // guided = u + sum_i s_i (c_i - u), with the unconditional branch last.
+    std::vector<double> scales = attrNumbers(file, op, "guidance_scales");
+    if (scales.size() + 1 != in.size())
+      throw BadInput(file + ": dit.cfg_combine has " + std::to_string(in.size()) +
+                     " operands but " + std::to_string(scales.size()) +
+                     " guidance scales");
+    const at::Tensor &u = in.back();
+    at::Tensor out = u;
+    for (size_t i = 0; i < scales.size(); ++i)
+      out = out + scales[i] * (in[i] - u);
+    return {out};
+  }
+  case OpKind::SchedulerStep:
+    // Flow-matching Euler: x + (sigma_next - sigma) * v.
+    return {x + (in[3] - in[2]) * in[1]};
+  case OpKind::AllReduce:
+    return {comm->allReduce(x, op.axes, describe(op))};
+  case OpKind::AllGather:
+    return {comm->allGather(x, op.axes, attrInt(file, op, "gather_axis"), describe(op))};
+  case OpKind::AllToAll:
+    return {comm->allToAll(x, op.axes, attrInt(file, op, "split_axis"),
+                           attrInt(file, op, "concat_axis"), describe(op))};
+  case OpKind::AllSlice: {
+    int64_t n = int64_t(manifest.groupOf(rank, op.axes).size());
+    return {x.chunk(n, attrInt(file, op, "slice_axis"))[groupIndex(op.axes)]};
+  }
+  case OpKind::Send: {
+    const json &dest = attr(file, op, "destination");
+    comm->send(x, op.axes, dest.at(0).get<int64_t>(), describe(op));
+    return {x};
+  }
+  case OpKind::Recv: {
+    const json &source = attr(file, op, "source");
+    return {comm->recv(fn.valueShapes[op.outputs[0]], frameType, op.axes,
+                       source.at(0).get<int64_t>(), describe(op))};
+  }
+  }
+  throw BadInput(file + ": op '" + op.name + "' has no semantics in this dit-run");
+}
+
+int64_t Executor::groupIndex(const std::vector<std::string> &axes) const {
+  std::vector<int64_t> group = manifest.groupOf(rank, axes);
+  return std::find(group.begin(), group.end(), rank) - group.begin();
+}
+
+at::Tensor Executor::norm(const Op &op, const at::Tensor &x) {
+  int64_t width = x.size(-1);
+  int64_t group = op.attrs.contains("group_size")
+                      ? attrInt(prog.file, op, "group_size")
+                      : width;
+  if (group <= 0 || width % group)
+    throw BadInput(prog.file + ": norm group size " + std::to_string(group) +
+                   " does not divide the width " + std::to_string(width));
+  bool reduce = !op.axes.empty();
+  int64_t count = group;
+  if (reduce)
+    for (const std::string &axis : op.axes)
+      count *= manifest.axisSize(axis);
+  std::vector<int64_t> grouped = x.sizes().vec();
+  grouped.back() = width / group;
+  grouped.push_back(group);
+  // Statistics in float32 even when the compute dtype is bfloat16.
+  at::Tensor xg = x.reshape(grouped).to(at::kFloat);
+  bool rms = op.kind == OpKind::RmsNorm;
+  at::Tensor s2 = (xg * xg).sum(-1, true);
+  at::Tensor s1 = rms ? at::Tensor() : xg.sum(-1, true);
+  if (reduce) {
+    // Both sums travel in one all-reduce.
+    if (rms) {
+      s2 = comm->allReduce(s2, op.axes, describe(op) + " statistics");
+    } else {
+      at::Tensor both = comm->allReduce(at::cat({s1, s2}, -1), op.axes,
+                                        describe(op) + " statistics");
+      s1 = both.narrow(-1, 0, 1);
+      s2 = both.narrow(-1, 1, 1);
+    }
+  }
+  double eps = attr(prog.file, op, "eps").get<double>();
+  at::Tensor y;
+  if (rms) {
+    y = xg / at::sqrt(s2 / double(count) + eps);
+  } else {
+    at::Tensor mean = s1 / double(count);
+    y = (xg - mean) / at::sqrt(s2 / double(count) - mean * mean + eps);
+  }
+  y = y.to(x.scalar_type());
+  if (op.attrs.value("affine", false)) {
+    const auto &p = params(op);
+    if (p.empty())
+      throw BadInput(prog.file + ": affine norm '" + describe(op) + "' lists no weight");
+    bool perGroup = p[0].numel() != width;
+    y = perGroup ? y * p[0] : y.reshape(x.sizes()) * p[0];
+    if (op.kind == OpKind::LayerNorm && p.size() > 1)
+      y = perGroup ? y + p[1] : y + p[1];
+  }
+  return y.reshape(x.sizes());
+}
+
+at::Tensor Executor::rope(const Op &op, const at::Tensor &x) {
+  int64_t batch = x.size(0), seq = x.size(1), width = x.size(2);
+  int64_t heads = attrInt(prog.file, op, "num_heads");
+  if (heads <= 0 || width % heads)
+    throw BadInput(prog.file + ": rope over " + std::to_string(heads) +
+                   " heads does not divide the width " + std::to_string(width));
+  int64_t d = width / heads;
+  auto it = ropeTables.find(&op);
+  if (it == ropeTables.end()) {
+    // cos/sin per (token, channel) and each channel's partner in its pair;
+    // text rows sit at position 0, image rows at their grid coordinates
+    // (offset by this rank's latent block when the sequence is split).
+    int64_t text = attrInt(prog.file, op, "text_tokens");
+    bool prefix = attrString(prog.file, op, "text_position", "prefix") == "prefix";
+    int64_t image = seq - text;
+    std::vector<double> grid = attrNumbers(prog.file, op, "grid");
+    std::vector<double> axesDims = attrNumbers(prog.file, op, "axes_dims");
+    double theta = attr(prog.file, op, "theta").get<double>();
+    if (grid.size() != 3 || axesDims.size() != 3)
+      throw BadInput(prog.file + ": rope needs a 3-d grid and three axes_dims");
+    int64_t shards = op.attrs.value("sequence_shards", int64_t(1));
+    int64_t first = shards > 1 ? manifest.latentBlock(rank) * image : 0;
+    std::vector<double> cosTable(seq * d, 1.0), sinTable(seq * d, 0.0);
+    std::vector<int64_t> partner(d);
+    for (int64_t c = 0; c < d; ++c)
+      partner[c] = c;
+    int64_t gh = int64_t(grid[1]), gw = int64_t(grid[2]);
+    for (int64_t s = 0; s < image; ++s) {
+      int64_t token = first + s;
+      int64_t coord[3] = {token / (gh * gw), (token / gw) % gh, token % gw};
+      int64_t row = prefix ? text + s : s, offset = 0;
+      for (int axis = 0; axis < 3; ++axis) {
+        int64_t dim = int64_t(axesDims[axis]), half = dim / 2;
+        for (int64_t k = 0; k < half && offset + 2 * k + 1 < d; ++k) {
+          double freq = std::pow(theta, -double(k) * 2.0 / double(dim));
+          double angle = double(coord[axis]) * freq;
+          int64_t even = offset + 2 * k, odd = even + 1;
+          cosTable[row * d + even] = cosTable[row * d + odd] = std::cos(angle);
+          sinTable[row * d + even] = -std::sin(angle);
+          sinTable[row * d + odd] = std::sin(angle);
+        }
+        offset += dim;
+      }
+    }
+    {
+      int64_t offset = 0;
+      for (int axis = 0; axis < 3; ++axis) {
+        int64_t dim = int64_t(axesDims[axis]), half = dim / 2;
+        for (int64_t k = 0; k < half && offset + 2 * k + 1 < d; ++k) {
+          partner[offset + 2 * k] = offset + 2 * k + 1;
+          partner[offset + 2 * k + 1] = offset + 2 * k;
+        }
+        offset += dim;
+      }
+    }
+    auto options = at::TensorOptions(at::kDouble);
+    RopeTable table;
+    table.cos = at::from_blob(cosTable.data(), {seq, 1, d}, options)
+                    .to(at::TensorOptions(x.scalar_type()).device(device));
+    table.sin = at::from_blob(sinTable.data(), {seq, 1, d}, options)
+                    .to(at::TensorOptions(x.scalar_type()).device(device));
+    table.partner = at::from_blob(partner.data(), {d}, at::TensorOptions(at::kLong))
+                        .clone()
+                        .to(device);
+    it = ropeTables.emplace(&op, table).first;
+  }
+  at::Tensor xh = x.reshape({batch, seq, heads, d});
+  at::Tensor rotated = xh.index_select(-1, it->second.partner);
+  return (xh * it->second.cos + rotated * it->second.sin).reshape(x.sizes());
+}
+
+/// [B, S, H*d] -> [B, H, S, d]
+static at::Tensor heads(const at::Tensor &x, int64_t count) {
+  return x.reshape({x.size(0), x.size(1), count, x.size(2) / count}).transpose(1, 2);
+}
+
+at::Tensor Executor::attention(const Op &op, const at::Tensor &q,
+                               const at::Tensor &k, const at::Tensor &v) {
+  int64_t h = attrInt(prog.file, op, "num_heads");
+  if (h <= 0 || q.size(2) % h || k.size(2) != q.size(2) || v.size(2) != q.size(2))
+    throw BadInput(prog.file + ": attention widths " + std::to_string(q.size(2)) +
+                   "/" + std::to_string(k.size(2)) + "/" + std::to_string(v.size(2)) +
+                   " do not split into " + std::to_string(h) + " heads");
+  at::Tensor qh = heads(q, h), kh = heads(k, h), vh = heads(v, h);
+  double scale = 1.0 / std::sqrt(double(q.size(2) / h));
+  at::Tensor kt = kh.transpose(-2, -1);
+  // Score blocks of at most ~64M elements bound the memory of long sequences.
+  int64_t rows = q.size(1);
+  int64_t perRow = q.size(0) * h * k.size(1);
+  int64_t chunk = std::max<int64_t>(1, (int64_t(1) << 26) / std::max<int64_t>(1, perRow));
+  std::vector<at::Tensor> outs;
+  for (int64_t start = 0; start < rows; start += chunk) {
+    int64_t len = std::min(chunk, rows - start);
+    at::Tensor scores = at::matmul(qh.narrow(2, start, len), kt) * scale;
+    outs.push_back(at::matmul(at::softmax(scores, -1), vh));
+  }
+  at::Tensor o = outs.size() == 1 ? outs[0] : at::cat(outs, 2);
+  return o.transpose(1, 2).reshape(q.sizes());
+}
+
+at::Tensor Executor::ringAttention(const Op &op, const at::Tensor &q,
+                                   const at::Tensor &k, const at::Tensor &v) {
+  int64_t h = attrInt(prog.file, op, "num_heads");
+  int64_t text = op.attrs.value("text_tokens", int64_t(0));
+  bool prefix = attrString(prog.file, op, "text_position", "prefix") == "prefix";
+  int64_t members = int64_t(manifest.groupOf(rank, op.axes).size());
+  int64_t total = k.size(1), image = total - text;
+  auto imagePart = [&](const at::Tensor &t) {
+    return t.narrow(1, prefix ? text : 0, image);
+  };
+  auto textPart = [&](const at::Tensor &t) {
+    return t.narrow(1, prefix ? 0 : image, text);
+  };
+  at::Tensor qh = heads(q, h);
+  double scale = 1.0 / std::sqrt(double(q.size(2) / h));
+  // Online softmax state per query row: running max m, running sum l, and
+  // the unnormalized output o. Each block updates it exactly.
+  at::Tensor m, l, o;
+  auto absorb = [&](const at::Tensor &kBlock, const at::Tensor &vBlock) {
+    at::Tensor scores = at::matmul(qh, heads(kBlock, h).transpose(-2, -1)) * scale;
+    at::Tensor blockMax = std::get<0>(scores.max(-1, true));
+    if (!m.defined()) {
+      m = blockMax;
+      at::Tensor p = at::exp(scores - m);
+      l = p.sum(-1, true);
+      o = at::matmul(p, heads(vBlock, h));
+      return;
+    }
+    at::Tensor newMax = at::maximum(m, blockMax);
+    at::Tensor oldScale = at::exp(m - newMax);
+    at::Tensor p = at::exp(scores - newMax);
+    l = l * oldScale + p.sum(-1, true);
+    o = o * oldScale + at::matmul(p, heads(vBlock, h));
+    m = newMax;
+  };
+  if (text > 0)
+    absorb(textPart(k), textPart(v));
+  // K and V image blocks travel together; the next hop's transfer runs
+  // while this hop's block is absorbed.
+  at::Tensor block = at::cat({imagePart(k), imagePart(v)}, -1).contiguous();
+  int64_t width = k.size(2);
+  for (int64_t hop = 0; hop < members; ++hop) {
+    int handle = -1;
+    if (hop + 1 < members)
+      handle = comm->startShift(block, op.axes, describe(op));
+    absorb(block.narrow(-1, 0, width), block.narrow(-1, width, width));
+    if (handle >= 0)
+      block = comm->finishShift(handle);
+  }
+  return (o / l).transpose(1, 2).reshape(q.sizes());
+}
+
+} // namespace ditc::runtime

@@ -1,0 +1,138 @@
+//===- dit-run.cpp - execute a compiled ditc plan on N ranks --------------===//
+//
+//   dit-run PLAN_DIR --nproc N --output OUT.npy [--steps K] [--seed S]
+//           [--dtype float32|bfloat16] [--timeout SEC] [--backend gloo|nccl]
+//           [--text-embeds FILE.npy] [--threads T]
+//
+// With --nproc, starts N local ranks on loopback. Without it, runs one rank
+// from torchrun-style variables (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR,
+// MASTER_PORT), so any launcher can place ranks on any host.
+// Exit codes: 0 done, 1 run failure, 2 bad input.
+//
+//===----------------------------------------------------------------------===//
+#include "ditc/Runtime/Communicator.h"
+#include "ditc/Runtime/Launcher.h"
+#include "ditc/Runtime/Runner.h"
+#include "ditc/Support/ArgParser.h"
+#include "ditc/Support/BadInput.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+using namespace ditc;
+using namespace ditc::runtime;
+
+static const char *const kUsage =
+    "usage: dit-run PLAN_DIR --output OUT.npy [--nproc N] [--steps K] [--seed S]\n"
+    "               [--dtype float32|bfloat16] [--timeout SEC] [--backend gloo|nccl]\n"
+    "               [--text-embeds FILE.npy] [--threads T]\n"
+    "  PLAN_DIR    a folder written by `ditc compile` (or one rank-<r>/ bundle)\n"
+    "  --nproc N   start N local ranks on loopback; without it, run one rank from\n"
+    "              RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (torchrun)\n"
+    "exit codes: 0 done, 1 run failure, 2 bad input\n";
+
+static std::string requireEnv(const char *name) {
+  const char *value = std::getenv(name);
+  if (!value || !*value)
+    throw BadInput(std::string("without --nproc, dit-run runs one rank from the "
+                               "torchrun variables RANK, WORLD_SIZE, MASTER_ADDR "
+                               "and MASTER_PORT; ") +
+                   name + " is not set");
+  return value;
+}
+
+static int64_t envInt(const char *name, int64_t min, int64_t max) {
+  return parseIntegerFlag(std::string("environment variable ") + name,
+                          requireEnv(name), min, max);
+}
+
+int main(int argc, char **argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  for (const std::string &arg : args)
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+  int64_t rank = -1;
+  try {
+    ArgParser parser("dit-run");
+    for (const char *flag : {"--nproc", "--output", "--steps", "--seed", "--dtype",
+                             "--timeout", "--backend", "--text-embeds", "--threads"})
+      parser.addOption(flag);
+    parser.parse(args);
+    parser.expectPositionals(1, "PLAN_DIR");
+    RunOptions options;
+    options.planDir = parser.positional()[0];
+    while (options.planDir.size() > 1 && options.planDir.back() == '/')
+      options.planDir.pop_back();
+    if (!parser.get("--output"))
+      throw BadInput("dit-run: --output OUT.npy is required");
+    options.output = *parser.get("--output");
+    options.steps = parser.getInt("--steps", 1, 100000).value_or(0);
+    options.seed = parser.getInt("--seed", 0, INT64_MAX).value_or(0);
+    options.threads = parser.getInt("--threads", 1, 1024).value_or(0);
+    options.textEmbeds = parser.get("--text-embeds").value_or("");
+    std::string dtype = parser.get("--dtype").value_or("float32");
+    if (dtype != "float32" && dtype != "bfloat16")
+      throw BadInput("--dtype is '" + dtype + "'; expected float32 or bfloat16");
+    options.bfloat16 = dtype == "bfloat16";
+    std::string backend = parser.get("--backend").value_or("gloo");
+    if (backend != "gloo" && backend != "nccl")
+      throw BadInput("--backend is '" + backend + "'; expected gloo or nccl");
+    options.rendezvous.backend = backend == "nccl" ? Backend::Nccl : Backend::Gloo;
+    int64_t timeoutSeconds = parser.getInt("--timeout", 1, 86400).value_or(300);
+    options.rendezvous.timeout = std::chrono::milliseconds(timeoutSeconds * 1000);
+
+    if (auto nproc = parser.getInt("--nproc", 1, 4096)) {
+      options.worldSize = *nproc;
+      options.rank = 0;
+      // Refuse bad input once, here, rather than once per rank.
+      validateBeforeRendezvous(options);
+      std::vector<std::string> rankArgs;
+      for (size_t i = 0; i < args.size(); ++i) {
+        if (args[i] == "--nproc") {
+          ++i;
+          continue;
+        }
+        if (args[i].rfind("--nproc=", 0) == 0)
+          continue;
+        rankArgs.push_back(args[i]);
+      }
+      std::fflush(stdout);
+      return launchLocalRanks(int(*nproc), rankArgs, options.rendezvous.timeout);
+    }
+
+    rank = envInt("RANK", 0, 1 << 20);
+    options.rank = rank;
+    options.worldSize = envInt("WORLD_SIZE", 1, 1 << 20);
+    options.localWorldSize =
+        std::getenv("LOCAL_WORLD_SIZE") ? envInt("LOCAL_WORLD_SIZE", 1, 1 << 20) : 1;
+    options.rendezvous.masterAddr = requireEnv("MASTER_ADDR");
+    options.rendezvous.masterPort = int(envInt("MASTER_PORT", 1, 65535));
+    runRank(options);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    // Skip static destructors: c10d's threads are done, and a fast exit
+    // keeps a finished rank from waiting on peers' sockets.
+    ::_exit(0);
+  } catch (const BadInput &error) {
+    std::fprintf(stderr, "dit-run: %s\n", error.what());
+    std::fflush(stderr);
+    ::_exit(2);
+  } catch (const RunFailure &error) {
+    std::fprintf(stderr, "dit-run: %s\n", error.what());
+    std::fflush(stderr);
+    // A failed collective may leave c10d worker threads blocked; exiting
+    // without destructors guarantees the process ends now.
+    ::_exit(1);
+  } catch (const std::exception &error) {
+    std::fprintf(stderr, "dit-run: %s%s\n",
+                 rank >= 0 ? ("rank " + std::to_string(rank) + ": ").c_str() : "",
+                 firstLine(error).c_str());
+    std::fflush(stderr);
+    ::_exit(1);
+  }
+}
