@@ -32,3 +32,4 @@ config.substitutions.append(("%models", os.path.join(config.ditc_src_root, "mode
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 if config.ditc_runtime in ("ON", "1", "TRUE", "True"):
     config.available_features.add("runtime")
+    llvm_config.add_tool_substitutions(["dit-run"], [config.ditc_tools_dir])

@@ -171,7 +171,10 @@ Communicator::Communicator(const Manifest &manifest, int64_t rank,
     keys.push_back("ditc/vote/" + std::to_string(r));
   try {
     tcp->set(keys[rank], std::vector<uint8_t>(ballot.begin(), ballot.end()));
-    tcp->wait(keys, options.timeout);
+    // Rank 0 hosts the store, so it gives up last: the others can still ask
+    // it which ranks are missing when their own wait ends.
+    tcp->wait(keys, rank == 0 ? options.timeout + std::chrono::seconds(2)
+                              : options.timeout);
   } catch (const std::exception &error) {
     std::vector<int64_t> missing;
     try {
@@ -182,19 +185,36 @@ Communicator::Communicator(const Manifest &manifest, int64_t rank,
     }
     if (!missing.empty())
       throw RunFailure(prefix + "rendezvous at " + where + " timed out after " +
-                       seconds(options.timeout) + ": rank" +
-                       (missing.size() > 1 ? "s " : " ") + rankList(missing) +
+                       seconds(options.timeout) + ": " +
+                       (missing.size() > 1 ? "ranks " + rankList(missing)
+                                           : "rank " + std::to_string(missing[0])) +
                        " of " + std::to_string(world) + " never arrived");
     throw RunFailure(prefix + "rendezvous at " + where + " failed: " + firstLine(error));
   }
+  std::vector<std::string> ballots;
   for (int64_t r = 0; r < world; ++r) {
-    std::string theirs;
     try {
-      theirs = toString(tcp->get(keys[r]));
+      ballots.push_back(toString(tcp->get(keys[r])));
     } catch (const std::exception &error) {
       throw RunFailure(prefix + "reading rank " + std::to_string(r) +
                        "'s vote failed: " + firstLine(error));
     }
+  }
+  // Every rank has read every vote before rank 0, the store's host, may
+  // leave, so all ranks reach the same verdict.
+  std::vector<std::string> readKeys;
+  for (int64_t r = 0; r < world; ++r)
+    readKeys.push_back("ditc/read/" + std::to_string(r));
+  try {
+    tcp->set(readKeys[rank], std::vector<uint8_t>{1});
+    if (rank == 0)
+      tcp->wait(readKeys, options.timeout);
+  } catch (const std::exception &error) {
+    throw RunFailure(prefix + "rendezvous at " + where +
+                     " failed after the votes: " + firstLine(error));
+  }
+  for (int64_t r = 0; r < world; ++r) {
+    const std::string &theirs = ballots[r];
     std::string theirPlan = theirs.substr(0, theirs.find(' '));
     if (theirPlan != vote.planHash)
       throw RunFailure(prefix + "plan disagreement: rank " + std::to_string(r) +
