@@ -33,6 +33,30 @@ static std::string folderOf(const std::string &path) {
   return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
 }
 
+/// The rank a rank-<r>/ bundle folder was written for, or -1.
+static int64_t bundleRank(const std::string &dir) {
+  std::string name = dir.substr(dir.find_last_of('/') + 1);
+  if (name.rfind("rank-", 0) != 0 || name.size() == 5 ||
+      name.find_first_not_of("0123456789", 5) != std::string::npos)
+    return -1;
+  return std::stoll(name.substr(5));
+}
+
+/// Loads `id`, explaining a missing file when the folder is another rank's
+/// bundle.
+static Program loadRankProgram(const Manifest &m, const std::string &id,
+                               int64_t rank) {
+  int64_t bundle = bundleRank(m.dir);
+  if (bundle >= 0 && bundle != rank &&
+      ::access((m.dir + "/" + m.programEntry(id).file).c_str(), F_OK) != 0)
+    throw BadInput(m.dir + ": is the bundle of rank " + std::to_string(bundle) +
+                   " and holds only its programs, but rank " + std::to_string(rank) +
+                   " runs program '" + id + "'; start rank " + std::to_string(rank) +
+                   " on rank-" + std::to_string(rank) +
+                   "/ or on the full plan folder (--nproc needs the full folder)");
+  return loadProgram(m, id);
+}
+
 static LoadedRank load(const RunOptions &options) {
   LoadedRank loaded{loadManifest(options.planDir), {}, {}};
   const Manifest &m = loaded.manifest;
@@ -46,7 +70,7 @@ static LoadedRank load(const RunOptions &options) {
   const RankEntry &entry = m.ranks[options.rank];
   for (const auto &id : {entry.program, entry.program2})
     if (id)
-      loaded.programs.push_back(loadProgram(m, *id));
+      loaded.programs.push_back(loadRankProgram(m, *id, options.rank));
   if (!options.textEmbeds.empty()) {
     NpyArray array = readNpy(options.textEmbeds);
     std::vector<int64_t> expected = {m.branches, m.batch, m.textTokens, m.textEmbedDim};
@@ -81,7 +105,7 @@ void validateBeforeRendezvous(const RunOptions &options) {
   for (const RankEntry &entry : loaded.manifest.ranks)
     for (const auto &id : {entry.program, entry.program2})
       if (id)
-        loadProgram(loaded.manifest, *id);
+        loadRankProgram(loaded.manifest, *id, entry.rank);
 }
 
 /// Axis tuples the programs use, in a canonical order (fewer axes first,

@@ -8,6 +8,8 @@ an output file appeared, for FileCheck.
   absent    PLAN: all ranks but the last start; the rendezvous times out.
   mismatch  PLAN OTHER: rank 0 runs PLAN, the others OTHER (same size).
   launcher-kill PLAN: dit-run --nproc N; a rank process is killed mid-run.
+  bundles   PLAN: rank r runs PLAN/rank-<r> (ditc compile --per-rank), as a
+            deployment pipeline ships them: the no-fault baseline.
 """
 import argparse
 import os
@@ -151,6 +153,11 @@ def main():
             if "killed by signal" in line or ("failed" in line and "rank 0" in line):
                 print(line)
         print("output file:", "present" if os.path.exists(args.output) else "absent")
+    elif args.scenario == "bundles":
+        started = time.time()
+        procs = [start(args.dit_run, os.path.join(plan, f"rank-{r}"), r, world, port,
+                       args.output, args) for r in range(world)]
+        report(procs, started, args.output, args.timeout, slack=5)
     else:
         sys.exit(f"unknown scenario {args.scenario}")
 
