@@ -88,12 +88,16 @@ static LoadedRank load(const RunOptions &options) {
     for (int64_t b = 0; b < m.branches; ++b)
       loaded.texts.push_back(all[b]);
   }
-  if (options.rank == 0) {
+  // Rank 0 writes the files; refuse an unwritable folder before any work.
+  for (const auto &[flag, path] : {std::pair<std::string, std::string>{"--output", options.output},
+                                   {"--report", options.report}}) {
+    if (options.rank != 0 || path.empty())
+      continue;
     struct stat info;
-    std::string folder = folderOf(options.output);
+    std::string folder = folderOf(path);
     if (::stat(folder.c_str(), &info) != 0 || !S_ISDIR(info.st_mode) ||
         ::access(folder.c_str(), W_OK) != 0)
-      throw BadInput("--output " + options.output + ": folder '" + folder +
+      throw BadInput(flag + " " + path + ": folder '" + folder +
                      "' does not exist or is not writable");
   }
   return loaded;
@@ -343,6 +347,19 @@ void runRank(const RunOptions &options) {
   at::Tensor out = unpatchify(tokens, m);
   std::vector<int64_t> shape = out.sizes().vec();
   writeFileAtomically(options.output, encodeNpy(shape, out.data_ptr<float>()));
+  if (!options.report.empty()) {
+    nlohmann::json report = {{"plan_hash", m.planHash},
+                             {"model", m.modelName},
+                             {"ranks", m.worldSize()},
+                             {"steps", steps},
+                             {"dtype", options.bfloat16 ? "bfloat16" : "float32"},
+                             {"setup_ms", setupMs}};
+    for (const StepTiming &t : timings) {
+      report["step_ms"].push_back(t.totalMs);
+      report["comm_ms"].push_back(t.commMs);
+    }
+    writeFileAtomically(options.report, report.dump(1) + "\n");
+  }
   printSummary(m, options, steps, timings, setupMs,
                experts.empty() ? 0 : experts[0]->parameterBytes(), shape);
 }

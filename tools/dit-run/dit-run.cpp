@@ -2,7 +2,7 @@
 //
 //   dit-run PLAN_DIR --nproc N --output OUT.npy [--steps K] [--seed S]
 //           [--dtype float32|bfloat16] [--timeout SEC] [--backend gloo|nccl]
-//           [--text-embeds FILE.npy] [--threads T]
+//           [--text-embeds FILE.npy] [--threads T] [--report FILE.json]
 //
 // With --nproc, starts N local ranks on loopback. Without it, runs one rank
 // from torchrun-style variables (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR,
@@ -28,7 +28,7 @@ using namespace ditc::runtime;
 static const char *const kUsage =
     "usage: dit-run PLAN_DIR --output OUT.npy [--nproc N] [--steps K] [--seed S]\n"
     "               [--dtype float32|bfloat16] [--timeout SEC] [--backend gloo|nccl]\n"
-    "               [--text-embeds FILE.npy] [--threads T]\n"
+    "               [--text-embeds FILE.npy] [--threads T] [--report FILE.json]\n"
     "  PLAN_DIR    a folder written by `ditc compile` (or one rank-<r>/ bundle)\n"
     "  --nproc N   start N local ranks on loopback; without it, run one rank from\n"
     "              RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (torchrun)\n"
@@ -60,7 +60,8 @@ int main(int argc, char **argv) {
   try {
     ArgParser parser("dit-run");
     for (const char *flag : {"--nproc", "--output", "--steps", "--seed", "--dtype",
-                             "--timeout", "--backend", "--text-embeds", "--threads"})
+                             "--timeout", "--backend", "--text-embeds", "--threads",
+                             "--report"})
       parser.addOption(flag);
     parser.parse(args);
     parser.expectPositionals(1, "PLAN_DIR");
@@ -75,6 +76,7 @@ int main(int argc, char **argv) {
     options.seed = parser.getInt("--seed", 0, INT64_MAX).value_or(0);
     options.threads = parser.getInt("--threads", 1, 1024).value_or(0);
     options.textEmbeds = parser.get("--text-embeds").value_or("");
+    options.report = parser.get("--report").value_or("");
     std::string dtype = parser.get("--dtype").value_or("float32");
     if (dtype != "float32" && dtype != "bfloat16")
       throw BadInput("--dtype is '" + dtype + "'; expected float32 or bfloat16");
