@@ -33,3 +33,5 @@ config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "I
 if config.ditc_runtime in ("ON", "1", "TRUE", "True"):
     config.available_features.add("runtime")
     llvm_config.add_tool_substitutions(["dit-run"], [config.ditc_tools_dir])
+    config.substitutions.append(
+        ("%dit_run_binary", os.path.join(config.ditc_tools_dir, "dit-run")))
