@@ -442,8 +442,9 @@ at::Tensor Executor::attention(const Op &op, const at::Tensor &q,
     throw BadInput(prog.file + ": attention widths " + std::to_string(q.size(2)) +
                    "/" + std::to_string(k.size(2)) + "/" + std::to_string(v.size(2)) +
                    " do not split into " + std::to_string(h) + " heads");
-  at::Tensor qh = heads(q, h), kh = heads(k, h), vh = heads(v, h);
+  // Scaling q (S x d) is cheaper than scaling the scores (S x S).
   double scale = 1.0 / std::sqrt(double(q.size(2) / h));
+  at::Tensor qh = heads(q, h) * scale, kh = heads(k, h), vh = heads(v, h);
   at::Tensor kt = kh.transpose(-2, -1);
   // Score blocks of at most ~64M elements bound the memory of long sequences.
   int64_t rows = q.size(1);
@@ -452,7 +453,7 @@ at::Tensor Executor::attention(const Op &op, const at::Tensor &q,
   std::vector<at::Tensor> outs;
   for (int64_t start = 0; start < rows; start += chunk) {
     int64_t len = std::min(chunk, rows - start);
-    at::Tensor scores = at::matmul(qh.narrow(2, start, len), kt) * scale;
+    at::Tensor scores = at::matmul(qh.narrow(2, start, len), kt);
     outs.push_back(at::matmul(at::softmax(scores, -1), vh));
   }
   at::Tensor o = outs.size() == 1 ? outs[0] : at::cat(outs, 2);
@@ -472,13 +473,13 @@ at::Tensor Executor::ringAttention(const Op &op, const at::Tensor &q,
   auto textPart = [&](const at::Tensor &t) {
     return t.narrow(1, prefix ? 0 : image, text);
   };
-  at::Tensor qh = heads(q, h);
   double scale = 1.0 / std::sqrt(double(q.size(2) / h));
+  at::Tensor qh = heads(q, h) * scale;
   // Online softmax state per query row: running max m, running sum l, and
   // the unnormalized output o. Each block updates it exactly.
   at::Tensor m, l, o;
   auto absorb = [&](const at::Tensor &kBlock, const at::Tensor &vBlock) {
-    at::Tensor scores = at::matmul(qh, heads(kBlock, h).transpose(-2, -1)) * scale;
+    at::Tensor scores = at::matmul(qh, heads(kBlock, h).transpose(-2, -1));
     at::Tensor blockMax = std::get<0>(scores.max(-1, true));
     if (!m.defined()) {
       m = blockMax;

@@ -9,6 +9,7 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <dlfcn.h>
 #include <chrono>
 #include <cstdio>
 #include <set>
@@ -248,6 +249,11 @@ void runRank(const RunOptions &options) {
         1, int64_t(std::thread::hardware_concurrency()) /
                std::max<int64_t>(1, options.localWorldSize));
   at::set_num_threads(int(threads));
+  // OpenBLAS keeps its own thread pool (one thread per core) that
+  // at::set_num_threads does not reach; N ranks on one host would run N
+  // times too many BLAS threads. Set it too, when OpenBLAS is the BLAS.
+  if (void *setter = ::dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))
+    reinterpret_cast<void (*)(int)>(setter)(int(threads));
 
   LoadedRank loaded = load(options); // BadInput stops here, before rendezvous
   const Manifest &m = loaded.manifest;

@@ -44,20 +44,27 @@ def mix64(x):
     return x ^ (x >> np.uint64(31))
 
 
-def counter_normal(seed, name, shape):
-    """Standard normals as a pure function of (seed, name, flat index), so a
-    rank can draw any slice of a tensor without drawing the rest. Element i
-    uses counters 2i and 2i+1 (Box-Muller). docs/runtime.md states it; the
-    C++ runtime (runtime/lib/Initializer.cpp) computes the same numbers."""
+def normals_at(seed, name, flat):
+    """Standard normals of the tensor `name` at the flat (row-major) indices
+    `flat`, as a pure function of (seed, name, index), so a rank can draw any
+    slice of a tensor without drawing the rest. Element i uses counters 2i
+    and 2i+1 (Box-Muller). docs/runtime.md states it; the C++ runtime
+    (runtime/lib/Initializer.cpp) computes the same numbers."""
     key = np.uint64(stream_key(seed, name))
-    count = int(np.prod(shape, dtype=np.int64))
-    counters = np.arange(2 * count, dtype=np.uint64)
+    first = np.asarray(flat, dtype=np.uint64) * np.uint64(2)
+    golden = np.uint64(0x9E3779B97F4A7C15)
     with np.errstate(over="ignore"):
-        bits = mix64(key + (counters + np.uint64(1)) * np.uint64(0x9E3779B97F4A7C15))
-    uniform = ((bits >> np.uint64(11)).astype(np.float64) + 0.5) / float(1 << 53)
-    u1, u2 = uniform[0::2], uniform[1::2]
-    normal = np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * math.pi * u2)
-    return normal.reshape(shape)
+        bits1 = mix64(key + (first + np.uint64(1)) * golden)
+        bits2 = mix64(key + (first + np.uint64(2)) * golden)
+    u1 = ((bits1 >> np.uint64(11)).astype(np.float64) + 0.5) / float(1 << 53)
+    u2 = ((bits2 >> np.uint64(11)).astype(np.float64) + 0.5) / float(1 << 53)
+    return np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * math.pi * u2)
+
+
+def counter_normal(seed, name, shape):
+    """The whole tensor `name` of `shape`."""
+    count = int(np.prod(shape, dtype=np.int64))
+    return normals_at(seed, name, np.arange(count, dtype=np.uint64)).reshape(shape)
 
 
 def full_parameter(seed, spec, cache):
