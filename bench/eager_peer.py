@@ -830,7 +830,8 @@ class Peer:
 
 def run_rank(args):
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-    threads = max(1, (os.cpu_count() or 1) // world)
+    # Every core per rank, as dit-run does by default.
+    threads = max(1, os.cpu_count() or 1)
     torch.set_num_threads(threads)
     set_blas_threads(threads)
     dist.init_process_group("gloo", rank=rank, world_size=world)

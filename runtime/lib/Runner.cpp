@@ -243,11 +243,13 @@ static void printSummary(const Manifest &m, const RunOptions &options,
 
 void runRank(const RunOptions &options) {
   Clock::time_point start = Clock::now();
+  // The default is every core, whatever the placement: OpenBLAS partitions
+  // a GEMM by its thread count, so a count that depended on how many ranks
+  // share the host would break the bitwise equality of a cfg or pp rank
+  // with the one-rank run. --threads trades that for less oversubscription.
   int64_t threads = options.threads;
   if (threads <= 0)
-    threads = std::max<int64_t>(
-        1, int64_t(std::thread::hardware_concurrency()) /
-               std::max<int64_t>(1, options.localWorldSize));
+    threads = std::max<int64_t>(1, int64_t(std::thread::hardware_concurrency()));
   at::set_num_threads(int(threads));
   // OpenBLAS keeps its own thread pool (one thread per core) that
   // at::set_num_threads does not reach; N ranks on one host would run N

@@ -110,8 +110,6 @@ int main(int argc, char **argv) {
     rank = envInt("RANK", 0, 1 << 20);
     options.rank = rank;
     options.worldSize = envInt("WORLD_SIZE", 1, 1 << 20);
-    options.localWorldSize =
-        std::getenv("LOCAL_WORLD_SIZE") ? envInt("LOCAL_WORLD_SIZE", 1, 1 << 20) : 1;
     options.rendezvous.masterAddr = requireEnv("MASTER_ADDR");
     options.rendezvous.masterPort = int(envInt("MASTER_PORT", 1, 65535));
     runRank(options);

@@ -16,8 +16,8 @@ struct RunOptions {
   bool bfloat16 = false;
   std::string textEmbeds; // optional .npy, [branches, B, T, E]
   std::string report;     // optional JSON of rank 0's per-step timings
-  int64_t rank = 0, worldSize = 1, localWorldSize = 1;
-  int64_t threads = 0; // 0: cores / local ranks
+  int64_t rank = 0, worldSize = 1;
+  int64_t threads = 0; // 0: every core (placement-independent)
   RendezvousOptions rendezvous;
 };
 
