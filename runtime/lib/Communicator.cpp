@@ -2,8 +2,13 @@
 #include "ditc/Runtime/Communicator.h"
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+// Debian's libtorch ships gloo's headers (libgloo-dev); a pip wheel may not,
+// and then this build has NCCL only.
+#if __has_include(<gloo/algorithm.h>)
+#define DITC_HAVE_GLOO 1
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#endif
 #ifdef DITC_HAVE_NCCL
 #include <c10/cuda/CUDAFunctions.h>
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
@@ -121,6 +126,7 @@ static std::string seconds(std::chrono::milliseconds ms) {
   return text;
 }
 
+#ifdef DITC_HAVE_GLOO
 static std::shared_ptr<::gloo::transport::Device>
 glooDevice(const std::string &masterAddr) {
   if (const char *ifname = std::getenv("GLOO_SOCKET_IFNAME"))
@@ -130,6 +136,7 @@ glooDevice(const std::string &masterAddr) {
     return c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
   return c10d::ProcessGroupGloo::createDefaultDevice();
 }
+#endif
 
 Communicator::Communicator(const Manifest &manifest, int64_t rank,
                            const Vote &vote,
@@ -269,6 +276,7 @@ Communicator::Communicator(const Manifest &manifest, int64_t rank,
             key, members, index, pg, options.timeout);
       }
 #endif
+#ifdef DITC_HAVE_GLOO
       auto glooOptions = c10d::ProcessGroupGloo::Options::create(options.timeout);
       glooOptions->devices.push_back(glooDevice(options.masterAddr));
       glooOptions->threads = 1;
@@ -276,6 +284,10 @@ Communicator::Communicator(const Manifest &manifest, int64_t rank,
           groupStore, int(index), int(members.size()), glooOptions);
       return std::make_unique<C10dGroup<c10d::ProcessGroupGloo>>(
           key, members, index, pg, options.timeout);
+#else
+      throw RunFailure(prefix + "--backend gloo: this dit-run was built without "
+                                "gloo's headers; use --backend nccl");
+#endif
     } catch (const std::exception &error) {
       throw RunFailure(prefix + "building the process group over " + key +
                        " with ranks " + rankList(members) + " failed: " +
