@@ -830,8 +830,8 @@ class Peer:
 
 def run_rank(args):
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-    # Every core per rank, as dit-run does by default.
-    threads = max(1, os.cpu_count() or 1)
+    # Every core per rank unless --threads, as dit-run does.
+    threads = args.threads or max(1, os.cpu_count() or 1)
     torch.set_num_threads(threads)
     set_blas_threads(threads)
     dist.init_process_group("gloo", rank=rank, world_size=world)
@@ -923,6 +923,8 @@ def main():
     parser.add_argument("--nproc", type=int,
                         help="ranks to start when not launched by torchrun "
                              "(default: the plan's rank count)")
+    parser.add_argument("--threads", type=int,
+                        help="intra-op and BLAS threads per rank (default: every core)")
     args = parser.parse_args()
     if "RANK" not in os.environ:
         sys.exit(launch(args))

@@ -6,14 +6,15 @@ semantics, at one and at two ranks.
 The model is models/bench-wan (a Wan-shaped DiT: 4 blocks, width 512, 8 heads,
 FFN 2048, 768 image tokens + 512 text tokens, two CFG branches), sized so a
 step takes about 0.5-2 s on this 2-core machine. Both sides use the same
-libtorch build and BLAS, the same threads per rank (cores / ranks), and the
-same plan, and the same BLAS threads. Each side's first step (dit-run) or
-warm-up run (the peer) is left out, and the two outputs must agree, so both
-did the same work. This machine's step times swing by 10-20% from run to run,
-so the two sides alternate --repeats times and the median step of each is
-compared.
+libtorch build and BLAS, the same plan, and the same threads per rank:
+cores / ranks for ATen and OpenBLAS, the efficient setting on a CPU host.
+(dit-run's default, every core per rank, buys bit-for-bit independence from
+the placement instead.) Each side's first step (dit-run) or warm-up run (the
+peer) is left out, and the two outputs must agree, so both did the same work.
+This machine's step times swing by 10-20% from run to run, so the two sides
+alternate --repeats times and the median step of each is compared.
 
-Prints, per configuration: mean step ms of each, the ratio dit-run / eager
+Prints, per configuration: the median step ms of each, the ratio dit-run / eager
 (goal <= 1.0), and each side's communication share of the step.
 
 Usage: bench/runtime_vs_eager.py [--build build] [--steps 5] [--repeats 2]
@@ -69,19 +70,22 @@ def main():
             run([ditc, "compile", "bench-wan", *WORKLOAD, *CONFIGS[name], "-o", plan])
             with open(os.path.join(plan, "manifest.json")) as f:
                 ranks = json.load(f)["mesh"]["num_gpus"]
+            threads = max(1, (os.cpu_count() or 1) // ranks)
             ours, report = os.path.join(work, name + ".npy"), os.path.join(work, name + ".json")
             theirs = os.path.join(work, name + ".eager.npy")
             ours_steps, ours_comm, eager_steps, eager_share = [], [], [], []
             for _ in range(args.repeats):
                 # One more step than timed: dit-run's first step is its warm-up.
                 run([dit_run, plan, "--nproc", str(ranks), "--output", ours,
-                     "--steps", str(args.steps + 1), "--report", report])
+                     "--steps", str(args.steps + 1), "--report", report,
+                     "--threads", str(threads)])
                 with open(report) as f:
                     timings = json.load(f)
                 ours_steps += timings["step_ms"][1:]
                 ours_comm += [sum(c.values()) for c in timings["comm_ms"][1:]]
                 line = run(["/usr/bin/python3", peer, plan, "--steps", str(args.steps + 1),
-                            "--warmup", "1", "--nproc", str(ranks), "--output", theirs])
+                            "--warmup", "1", "--nproc", str(ranks), "--output", theirs,
+                            "--threads", str(threads)])
                 eager = json.loads(line.strip().splitlines()[-1])
                 eager_steps += eager["step_ms"]
                 eager_share.append(eager["comm_share"])
