@@ -448,6 +448,7 @@ ModelSpec readSnapshot(const std::string &dir) {
                            "architecture differs from transformer/config.json; "
                            "ditc needs both experts to share one shape");
     spec.experts = 2;
+    spec.boundaryRatio = index.getOptionalDouble("boundary_ratio", 0.875, 0.0, 1.0);
   }
   const char *encoderKey = spec.family == Family::Flux ? "text_encoder_2"
                            : spec.family == Family::SD3 ? "text_encoder_3"

@@ -430,24 +430,27 @@ struct Flattener {
 };
 
 json modelJson(const ModelSpec &spec) {
-  return {{"name", spec.name},
-          {"family", spec.info().name},
-          {"class_name", spec.className},
-          {"double_blocks", spec.doubleBlocks},
-          {"single_blocks", spec.singleBlocks},
-          {"num_heads", spec.numHeads},
-          {"head_dim", spec.headDim},
-          {"hidden_size", spec.hiddenSize},
-          {"ffn_size", spec.ffnSize},
-          {"text_hidden_size", spec.textHiddenSize},
-          {"text_embed_dim", spec.textEmbedDim},
-          {"pooled_dim", spec.pooledDim},
-          {"latent_channels", spec.latentChannels},
-          {"patch", spec.patch},
-          {"vae_spatial", spec.vaeSpatial},
-          {"vae_temporal", spec.vaeTemporal},
-          {"experts", spec.experts},
-          {"guidance_embeds", spec.guidanceEmbeds}};
+  json model = {{"name", spec.name},
+                {"family", spec.info().name},
+                {"class_name", spec.className},
+                {"double_blocks", spec.doubleBlocks},
+                {"single_blocks", spec.singleBlocks},
+                {"num_heads", spec.numHeads},
+                {"head_dim", spec.headDim},
+                {"hidden_size", spec.hiddenSize},
+                {"ffn_size", spec.ffnSize},
+                {"text_hidden_size", spec.textHiddenSize},
+                {"text_embed_dim", spec.textEmbedDim},
+                {"pooled_dim", spec.pooledDim},
+                {"latent_channels", spec.latentChannels},
+                {"patch", spec.patch},
+                {"vae_spatial", spec.vaeSpatial},
+                {"vae_temporal", spec.vaeTemporal},
+                {"experts", spec.experts},
+                {"guidance_embeds", spec.guidanceEmbeds}};
+  if (spec.experts == 2)
+    model["boundary_ratio"] = spec.boundaryRatio;
+  return model;
 }
 
 json workloadJson(const Workload &w) {

@@ -63,6 +63,9 @@ struct ModelSpec {
   std::string vaeSource;       // file the compression came from, or "family"
   int64_t seqAlign = 1;        // packing alignment of the sharded sequence
   int64_t experts = 1;         // Wan2.2 A14B has two transformers
+  // With two experts: the first runs while timestep >= boundaryRatio * 1000
+  // (model_index.json's boundary_ratio), the second after.
+  double boundaryRatio = 0.875;
   bool guidanceEmbeds = false; // FLUX.1-dev / HunyuanVideo embed guidance
   bool useRope = true;
   std::vector<int64_t> ropeAxes; // per-axis rotary dims, sum = head_dim
