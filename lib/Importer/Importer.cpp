@@ -360,7 +360,7 @@ private:
         txtAttnOut = rmsNorm(txtAttnOut);
       txt = residual(txt, txtAttnOut, txtMod, *txtAttn.gate);
       Value ht = modulate(norm(txt), txtMod, txtMlp);
-      int64_t txtInner = mochi ? (4 * Dt * 2) / 3 : spec.ffnSize;
+      int64_t txtInner = textStreamFfnSize(spec.info().name, Dt, spec.ffnSize);
       Value ft = mlp(ht, txtInner, act, n.txtMlp + ".net.0.proj",
                      n.txtMlp + ".net.2", !mochi);
       if (mochi)

@@ -589,4 +589,9 @@ Workload resolveWorkload(const ModelSpec &spec,
   return w;
 }
 
+int64_t textStreamFfnSize(const std::string &family, int64_t textHiddenSize,
+                          int64_t ffnSize) {
+  return family == "mochi" ? (4 * textHiddenSize * 2) / 3 : ffnSize;
+}
+
 } // namespace ditc

@@ -70,7 +70,9 @@ void Executor::materializeParameters() {
       for (const ParamSpec &spec : op.params) {
         auto it = parameterByName.find(spec.name);
         if (it == parameterByName.end()) {
-          at::Tensor t = drawParameter(seed, spec, tpSize, tpIndex)
+          ParamSpec stream = spec;
+          stream.name = parameterStreamName(prog.expert, spec.name);
+          at::Tensor t = drawParameter(seed, stream, tpSize, tpIndex)
                              .to(at::TensorOptions(computeType).device(device));
           it = parameterByName.emplace(spec.name, t).first;
         }

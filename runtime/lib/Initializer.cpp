@@ -95,6 +95,10 @@ at::Tensor drawParameter(int64_t seed, const ParamSpec &spec, int64_t tpSize,
   return out;
 }
 
+std::string parameterStreamName(const std::string &expert, const std::string &name) {
+  return expert == "transformer" ? name : expert + "." + name;
+}
+
 at::Tensor drawNoiseBlock(int64_t seed, const Manifest &m, int64_t block) {
   int64_t pt = m.patch[0], ph = m.patch[1], pw = m.patch[2];
   int64_t C = m.latentChannels, F = m.latentFrames, H = m.latentHeight,

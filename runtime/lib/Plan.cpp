@@ -469,6 +469,10 @@ Program loadProgram(const Manifest &manifest, const std::string &id) {
   if (!raw.is_object())
     throw BadInput(program.file + ": expected a JSON object");
   JsonObject top(program.file, &raw);
+  program.expert = top.getOptionalString("expert").value_or("transformer");
+  if (program.expert != "transformer" && program.expert != "transformer_2")
+    top.fail("expert", "is '" + program.expert +
+                           "'; expected transformer or transformer_2");
   FunctionReader reader(manifest, program.file);
   program.step = reader.read(top, id, "outputs");
   const json &inputs = requireList(top, "inputs");

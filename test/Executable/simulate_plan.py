@@ -207,7 +207,16 @@ class Rank:
         entry = plan.manifest["ranks"][rank]
         self.coords = entry["coords"]
         self.program = plan.programs[entry["program"]]
+        # Wan2.2 A14B: the second expert's program, used below the boundary.
+        self.program_2 = plan.programs[entry["program_2"]] if entry.get("program_2") else None
         self.cache = {}
+
+    def use_expert_for(self, timestep):
+        entry = self.plan.manifest["ranks"][self.rank]
+        boundary = self.plan.manifest["model"].get("boundary_ratio", 0.875) * 1000.0
+        self.program = self.plan.programs[entry["program"]]
+        if self.program_2 is not None and timestep < boundary:
+            self.program = self.program_2
 
     def block(self):
         index = 0
@@ -216,7 +225,12 @@ class Rank:
         return index
 
     def param(self, op, i):
-        return local_parameter(self.seed, op["params"][i], self.plan.size["tp"],
+        spec = op["params"][i]
+        expert = self.program.get("expert", "transformer")
+        if expert != "transformer":
+            # Experts share parameter names, not weights.
+            spec = dict(spec, name=f"{expert}.{spec['name']}")
+        return local_parameter(self.seed, spec, self.plan.size["tp"],
                                self.coords["tp"], self.cache)
 
     def run(self, inputs, last_step):
@@ -430,6 +444,7 @@ def simulate(root, steps, seed):
     for step in range(steps):
         gens, waiting, queues = {}, {}, {}
         for r in ranks.values():
+            r.use_expert_for(sigmas[step] * 1000.0)
             inputs = {}
             for inp in r.program["inputs"]:
                 name = inp["name"]

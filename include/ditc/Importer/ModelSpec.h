@@ -114,6 +114,14 @@ struct BundledModel {
 std::string bundledModelsDir();
 std::vector<BundledModel> listBundledModels();
 
+/// The FFN width of the text stream in a dual-stream block, for the family
+/// named `family` (FamilyInfo::name). Mochi's asymmetric blocks derive it
+/// from the text width as a gated SwiGLU, (4 * Dt * 2) / 3 (diffusers'
+/// MochiTransformerBlock); the other families use the image stream's width.
+/// The importer builds that MLP and the tp-heads rule checks it, from here.
+int64_t textStreamFfnSize(const std::string &family, int64_t textHiddenSize,
+                          int64_t ffnSize);
+
 } // namespace ditc
 
 #endif // DITC_IMPORTER_MODELSPEC_H

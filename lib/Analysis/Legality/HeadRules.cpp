@@ -1,5 +1,6 @@
 //===- HeadRules.cpp - TP and Ulysses head divisibility -------------------===//
 #include "Rules.h"
+#include "ditc/Importer/ModelSpec.h"
 
 namespace ditc::rules {
 
@@ -10,8 +11,8 @@ mlir::Operation *firstAttention(const LegalityContext &ctx) {
 } // namespace
 
 /// tp-heads: TP splits heads at the projections, so heads % tp == 0, and
-/// every width it splits divides too: hidden, FFN and the joint text
-/// stream.
+/// every width it splits divides too: hidden, FFN, the joint text stream,
+/// and the text stream's own FFN where it differs (Mochi).
 void checkTPHeads(const LegalityContext &ctx, DiagnosticSink &sink) {
   int64_t tp = ctx.transformer().degrees[Axis::TP];
   if (tp < 2)
@@ -28,8 +29,12 @@ void checkTPHeads(const LegalityContext &ctx, DiagnosticSink &sink) {
   };
   std::vector<Width> widths = {{"hidden width", m.hiddenSize},
                                {"FFN width", m.ffnSize}};
-  if (m.dualStream)
+  if (m.dualStream) {
     widths.push_back({"joint text stream width", m.textHiddenSize});
+    int64_t textFfn = textStreamFfnSize(m.family, m.textHiddenSize, m.ffnSize);
+    if (textFfn != m.ffnSize)
+      widths.push_back({"text stream FFN width", textFfn});
+  }
   for (const Width &width : widths)
     if (width.value % tp != 0)
       sink.report("tp-heads", Severity::Error,

@@ -33,6 +33,11 @@ at::Tensor drawNormal(int64_t seed, const std::string &name,
 at::Tensor drawParameter(int64_t seed, const ParamSpec &spec, int64_t tpSize,
                          int64_t tpIndex);
 
+/// The stream name of a parameter of `expert`: the parameter's own name for
+/// the first transformer, "<expert>.<name>" for another (Wan2.2 A14B's
+/// experts share parameter names but not weights).
+std::string parameterStreamName(const std::string &expert, const std::string &name);
+
 /// Latent block `block` of the initial noise as patch tokens
 /// [B, S/blocks, pt*ph*pw*C]: the noise is drawn in latent layout
 /// [B, C, F, H, W] and patchified, so every split sees the same numbers.

@@ -67,6 +67,9 @@ struct StepInput {
 
 struct Program {
   std::string id, file, sha256;
+  /// The transformer component it runs: "transformer", or "transformer_2"
+  /// for Wan2.2 A14B's second expert.
+  std::string expert = "transformer";
   std::vector<StepInput> inputs;
   Function step; // the program's top level; results are its outputs
   std::map<std::string, Function> functions;
