@@ -148,22 +148,31 @@ Communicator::Communicator(const Manifest &manifest, int64_t rank,
   auto prefix = "rank " + std::to_string(rank) + ": ";
 
   // 1. The store. Rank 0 hosts it; the others connect, retrying until the
-  //    timeout, so start order does not matter.
+  //    timeout, so start order does not matter. Under torchrun the agent
+  //    already hosts a store at MASTER_PORT (TORCHELASTIC_USE_AGENT_STORE),
+  //    so every rank connects to it, and keys carry the restart count so a
+  //    restarted attempt never reads the last one's votes.
+  const char *agentStore = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
+  bool host = rank == 0 && !(agentStore && std::string(agentStore) == "True");
+  const char *restart = std::getenv("TORCHELASTIC_RESTART_COUNT");
+  std::string attempt = restart && *restart ? restart : "0";
   c10::intrusive_ptr<c10d::Store> tcp;
   try {
     c10d::TCPStoreOptions storeOptions;
     storeOptions.port = uint16_t(options.masterPort);
-    storeOptions.isServer = rank == 0;
+    storeOptions.isServer = host;
     storeOptions.numWorkers = size_t(world);
     storeOptions.waitWorkers = false;
     storeOptions.timeout = options.timeout;
-    tcp = c10::make_intrusive<c10d::TCPStore>(options.masterAddr, storeOptions);
+    tcp = c10::make_intrusive<c10d::PrefixStore>(
+        "ditc/" + attempt,
+        c10::make_intrusive<c10d::TCPStore>(options.masterAddr, storeOptions));
   } catch (const std::exception &error) {
-    throw RunFailure(prefix + (rank == 0
-                                   ? "cannot host the rendezvous at " + where
-                                   : "could not reach the rendezvous at " + where +
-                                         " within " + seconds(options.timeout) +
-                                         " (rank 0 hosts it)") +
+    throw RunFailure(prefix + (host ? "cannot host the rendezvous at " + where
+                                    : "could not reach the rendezvous at " + where +
+                                          " within " + seconds(options.timeout) +
+                                          (agentStore ? " (the torchrun agent hosts it)"
+                                                      : " (rank 0 hosts it)")) +
                      ": " + firstLine(error));
   }
   store = std::shared_ptr<void>(new c10::intrusive_ptr<c10d::Store>(tcp), [](void *p) {
@@ -175,7 +184,7 @@ Communicator::Communicator(const Manifest &manifest, int64_t rank,
   std::string ballot = vote.planHash + " " + vote.programs;
   std::vector<std::string> keys;
   for (int64_t r = 0; r < world; ++r)
-    keys.push_back("ditc/vote/" + std::to_string(r));
+    keys.push_back("vote/" + std::to_string(r));
   try {
     tcp->set(keys[rank], std::vector<uint8_t>(ballot.begin(), ballot.end()));
     // Rank 0 hosts the store, so it gives up last: the others can still ask
@@ -211,7 +220,7 @@ Communicator::Communicator(const Manifest &manifest, int64_t rank,
   // leave, so all ranks reach the same verdict.
   std::vector<std::string> readKeys;
   for (int64_t r = 0; r < world; ++r)
-    readKeys.push_back("ditc/read/" + std::to_string(r));
+    readKeys.push_back("read/" + std::to_string(r));
   try {
     tcp->set(readKeys[rank], std::vector<uint8_t>{1});
     if (rank == 0)
@@ -264,7 +273,7 @@ Communicator::Communicator(const Manifest &manifest, int64_t rank,
       -> std::unique_ptr<Group> {
     int64_t index = std::find(members.begin(), members.end(), rank) - members.begin();
     auto groupStore = c10::make_intrusive<c10d::PrefixStore>(
-        "ditc/pg/" + key + "/" + std::to_string(members.front()), tcp);
+        "pg/" + key + "/" + std::to_string(members.front()), tcp);
     try {
 #ifdef DITC_HAVE_NCCL
       if (options.backend == Backend::Nccl) {
