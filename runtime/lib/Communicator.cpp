@@ -187,16 +187,27 @@ Communicator::Communicator(const Manifest &manifest, int64_t rank,
     keys.push_back("vote/" + std::to_string(r));
   try {
     tcp->set(keys[rank], std::vector<uint8_t>(ballot.begin(), ballot.end()));
-    // Rank 0 hosts the store, so it gives up last: the others can still ask
-    // it which ranks are missing when their own wait ends.
-    tcp->wait(keys, rank == 0 ? options.timeout + std::chrono::seconds(2)
-                              : options.timeout);
+    // The store's host gives up last, so the others can still ask it which
+    // ranks are missing when their own wait ends.
+    tcp->wait(keys, host ? options.timeout + std::chrono::seconds(2)
+                         : options.timeout);
   } catch (const std::exception &error) {
-    std::vector<int64_t> missing;
+    std::vector<int64_t> missing, present;
     try {
       for (int64_t r = 0; r < world; ++r)
-        if (!tcp->check({keys[r]}))
-          missing.push_back(r);
+        (tcp->check({keys[r]}) ? present : missing).push_back(r);
+      if (host) {
+        // Keep the store up until every rank that came has read the
+        // verdict (each acknowledges), however late its own wait ends.
+        std::vector<std::string> acks;
+        for (int64_t r : present)
+          if (r != rank)
+            acks.push_back("gave-up/" + std::to_string(r));
+        if (!acks.empty())
+          tcp->wait(acks, options.timeout);
+      } else {
+        tcp->set("gave-up/" + std::to_string(rank), std::vector<uint8_t>{1});
+      }
     } catch (const std::exception &) {
     }
     if (!missing.empty())
