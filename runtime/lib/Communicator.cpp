@@ -112,10 +112,6 @@ struct Exchange {
 // Rendezvous and agreement
 //===----------------------------------------------------------------------===//
 
-static c10d::Store &asStore(const std::shared_ptr<void> &store) {
-  return *static_cast<c10::intrusive_ptr<c10d::Store> *>(store.get())->get();
-}
-
 static std::string toString(const std::vector<uint8_t> &bytes) {
   return std::string(bytes.begin(), bytes.end());
 }
@@ -334,6 +330,16 @@ Communicator::Communicator(const Manifest &manifest, int64_t rank,
 
 Communicator::~Communicator() = default;
 
+std::pair<int64_t, int64_t>
+Communicator::position(const std::vector<std::string> &axes) const {
+  auto it = groups.find(axisKey(axes));
+  // Every non-trivial group the programs use was built; any other is this
+  // rank alone.
+  if (it == groups.end())
+    return {1, 0};
+  return {int64_t(it->second->members.size()), it->second->index};
+}
+
 Group &Communicator::groupFor(const std::vector<std::string> &axes) {
   auto it = groups.find(axisKey(axes));
   if (it == groups.end())
@@ -362,10 +368,12 @@ struct CommTimer {
 };
 
 // gloo in torch 1.13 has no bfloat16 kernels; such tensors travel as float32.
+static at::ScalarType wireType(at::ScalarType dtype, Backend backend) {
+  return backend == Backend::Gloo && dtype == at::kBFloat16 ? at::kFloat : dtype;
+}
+
 static at::Tensor wire(const at::Tensor &x, Backend backend) {
-  if (backend == Backend::Gloo && x.scalar_type() == at::kBFloat16)
-    return x.to(at::kFloat).contiguous();
-  return x.contiguous();
+  return x.to(wireType(x.scalar_type(), backend)).contiguous();
 }
 
 at::Tensor Communicator::allReduce(const at::Tensor &x,
@@ -411,8 +419,6 @@ at::Tensor Communicator::allToAll(const at::Tensor &x,
   // alltoall_base exchanges equal chunks of dim 0: put the chunk index
   // first, [n, ...chunk], exchange, then lay the received chunks along
   // concatDim in member order.
-  std::vector<int64_t> chunkShape = x.sizes().vec();
-  chunkShape[splitDim] /= n;
   std::vector<at::Tensor> chunks = wire(x, options.backend).chunk(n, splitDim);
   at::Tensor in = at::stack(chunks, 0).contiguous();
   at::Tensor out = at::empty_like(in);
@@ -443,9 +449,8 @@ at::Tensor Communicator::recv(const std::vector<int64_t> &shape,
                               int64_t sourceIndex, const std::string &what) {
   Group &group = groupFor(axes);
   CommTimer timer(commSeconds, group.key);
-  at::ScalarType wireType =
-      options.backend == Backend::Gloo && dtype == at::kBFloat16 ? at::kFloat : dtype;
-  at::Tensor buffer = at::empty(shape, at::TensorOptions(wireType).device(tensorDevice));
+  at::Tensor buffer = at::empty(
+      shape, at::TensorOptions(wireType(dtype, options.backend)).device(tensorDevice));
   try {
     group.recv(buffer, sourceIndex, 0)();
   } catch (const std::exception &error) {

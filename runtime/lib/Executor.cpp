@@ -286,8 +286,8 @@ std::vector<at::Tensor> Executor::runOp(const Function &fn, const Op &op,
     return {comm->allToAll(x, op.axes, attrInt(file, op, "split_axis"),
                            attrInt(file, op, "concat_axis"), describe(op))};
   case OpKind::AllSlice: {
-    int64_t n = int64_t(manifest.groupOf(rank, op.axes).size());
-    return {x.chunk(n, attrInt(file, op, "slice_axis"))[groupIndex(op.axes)]};
+    auto [size, index] = comm->position(op.axes);
+    return {x.chunk(size, attrInt(file, op, "slice_axis"))[index]};
   }
   case OpKind::Send: {
     const json &dest = attr(file, op, "destination");
@@ -301,11 +301,6 @@ std::vector<at::Tensor> Executor::runOp(const Function &fn, const Op &op,
   }
   }
   throw BadInput(file + ": op '" + op.name + "' has no semantics in this dit-run");
-}
-
-int64_t Executor::groupIndex(const std::vector<std::string> &axes) const {
-  std::vector<int64_t> group = manifest.groupOf(rank, axes);
-  return std::find(group.begin(), group.end(), rank) - group.begin();
 }
 
 at::Tensor Executor::norm(const Op &op, const at::Tensor &x) {
@@ -356,7 +351,7 @@ at::Tensor Executor::norm(const Op &op, const at::Tensor &x) {
     bool perGroup = p[0].numel() != width;
     y = perGroup ? y * p[0] : y.reshape(x.sizes()) * p[0];
     if (op.kind == OpKind::LayerNorm && p.size() > 1)
-      y = perGroup ? y + p[1] : y + p[1];
+      y = y + p[1];
   }
   return y.reshape(x.sizes());
 }
@@ -383,37 +378,38 @@ at::Tensor Executor::rope(const Op &op, const at::Tensor &x) {
       throw BadInput(prog.file + ": rope needs a 3-d grid and three axes_dims");
     int64_t shards = op.attrs.value("sequence_shards", int64_t(1));
     int64_t first = shards > 1 ? manifest.latentBlock(rank) * image : 0;
-    std::vector<double> cosTable(seq * d, 1.0), sinTable(seq * d, 0.0);
+    // The rotated channel pairs (offset + 2k, offset + 2k + 1) of each axis,
+    // with their frequencies; channels past the axes stay unrotated.
+    struct Pair {
+      int64_t even;
+      int axis;
+      double freq;
+    };
+    std::vector<Pair> pairs;
     std::vector<int64_t> partner(d);
     for (int64_t c = 0; c < d; ++c)
       partner[c] = c;
+    for (int axis = 0, offset = 0; axis < 3; offset += int(axesDims[axis]), ++axis) {
+      int64_t dim = int64_t(axesDims[axis]);
+      for (int64_t k = 0; k < dim / 2 && offset + 2 * k + 1 < d; ++k) {
+        int64_t even = offset + 2 * k;
+        pairs.push_back({even, axis, std::pow(theta, -double(k) * 2.0 / double(dim))});
+        partner[even] = even + 1;
+        partner[even + 1] = even;
+      }
+    }
+    std::vector<double> cosTable(seq * d, 1.0), sinTable(seq * d, 0.0);
     int64_t gh = int64_t(grid[1]), gw = int64_t(grid[2]);
     for (int64_t s = 0; s < image; ++s) {
       int64_t token = first + s;
       int64_t coord[3] = {token / (gh * gw), (token / gw) % gh, token % gw};
-      int64_t row = prefix ? text + s : s, offset = 0;
-      for (int axis = 0; axis < 3; ++axis) {
-        int64_t dim = int64_t(axesDims[axis]), half = dim / 2;
-        for (int64_t k = 0; k < half && offset + 2 * k + 1 < d; ++k) {
-          double freq = std::pow(theta, -double(k) * 2.0 / double(dim));
-          double angle = double(coord[axis]) * freq;
-          int64_t even = offset + 2 * k, odd = even + 1;
-          cosTable[row * d + even] = cosTable[row * d + odd] = std::cos(angle);
-          sinTable[row * d + even] = -std::sin(angle);
-          sinTable[row * d + odd] = std::sin(angle);
-        }
-        offset += dim;
-      }
-    }
-    {
-      int64_t offset = 0;
-      for (int axis = 0; axis < 3; ++axis) {
-        int64_t dim = int64_t(axesDims[axis]), half = dim / 2;
-        for (int64_t k = 0; k < half && offset + 2 * k + 1 < d; ++k) {
-          partner[offset + 2 * k] = offset + 2 * k + 1;
-          partner[offset + 2 * k + 1] = offset + 2 * k;
-        }
-        offset += dim;
+      int64_t row = prefix ? text + s : s;
+      for (const Pair &pair : pairs) {
+        double angle = double(coord[pair.axis]) * pair.freq;
+        double *cosRow = &cosTable[row * d], *sinRow = &sinTable[row * d];
+        cosRow[pair.even] = cosRow[pair.even + 1] = std::cos(angle);
+        sinRow[pair.even] = -std::sin(angle);
+        sinRow[pair.even + 1] = std::sin(angle);
       }
     }
     auto options = at::TensorOptions(at::kDouble);
@@ -467,7 +463,7 @@ at::Tensor Executor::ringAttention(const Op &op, const at::Tensor &q,
   int64_t h = attrInt(prog.file, op, "num_heads");
   int64_t text = op.attrs.value("text_tokens", int64_t(0));
   bool prefix = attrString(prog.file, op, "text_position", "prefix") == "prefix";
-  int64_t members = int64_t(manifest.groupOf(rank, op.axes).size());
+  int64_t members = comm->position(op.axes).first;
   int64_t total = k.size(1), image = total - text;
   auto imagePart = [&](const at::Tensor &t) {
     return t.narrow(1, prefix ? text : 0, image);

@@ -59,6 +59,9 @@ public:
   ~Communicator();
 
   int64_t rank() const { return myRank; }
+  /// The size of this rank's group over `axes` and its index in it, from
+  /// the groups already built: (1, 0) where the group is this rank alone.
+  std::pair<int64_t, int64_t> position(const std::vector<std::string> &axes) const;
   at::Device device() const { return tensorDevice; }
 
   at::Tensor allReduce(const at::Tensor &x, const std::vector<std::string> &axes,

@@ -54,7 +54,6 @@ private:
                        const at::Tensor &v);
   at::Tensor ringAttention(const Op &op, const at::Tensor &q, const at::Tensor &k,
                            const at::Tensor &v);
-  int64_t groupIndex(const std::vector<std::string> &axes) const;
   std::string describe(const Op &op) const;
 
   const Manifest &manifest;
