@@ -1,11 +1,35 @@
 #!/usr/bin/env python3
-"""Prints the dtype and max |a - b| / max |b| of two .npy arrays."""
+"""Comparisons shared by the runtime tests, and, as a script, prints the
+dtype and max |a - b| / max |b| of two .npy arrays:
+
+    compare.py A.npy B.npy
+"""
+import json
+import os
 import sys
 
 import numpy as np
 
-a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
-if a.shape != b.shape:
-    sys.exit(f"shapes differ: {a.shape} vs {b.shape}")
-error = np.max(np.abs(a.astype(np.float64) - b)) / max(np.max(np.abs(b)), 1e-30)
-print(f"dtype {a.dtype}, max relative error {error:.3e}")
+
+def relative_error(out, ref):
+    """max |out - ref| / max |ref|, in float64."""
+    ref = np.asarray(ref, dtype=np.float64)
+    return float(np.max(np.abs(np.asarray(out, dtype=np.float64) - ref)) /
+                 max(float(np.max(np.abs(ref))), 1e-30))
+
+
+def world_size(plan):
+    """The number of ranks a plan folder is compiled for."""
+    with open(os.path.join(plan, "manifest.json")) as f:
+        return json.load(f)["mesh"]["num_gpus"]
+
+
+def main():
+    a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
+    if a.shape != b.shape:
+        sys.exit(f"shapes differ: {a.shape} vs {b.shape}")
+    print(f"dtype {a.dtype}, max relative error {relative_error(a, b):.3e}")
+
+
+if __name__ == "__main__":
+    main()

@@ -19,17 +19,13 @@ import subprocess
 import sys
 import time
 
+from compare import world_size
+
 
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def world_size(plan):
-    import json
-    with open(os.path.join(plan, "manifest.json")) as f:
-        return json.load(f)["mesh"]["num_gpus"]
 
 
 def start(dit_run, plan, rank, world, port, output, args, extra=()):

@@ -30,6 +30,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "Executable"))
 import simulate_plan  # noqa: E402
+from compare import relative_error, world_size  # noqa: E402
 
 
 def run(cmd):
@@ -37,17 +38,6 @@ def run(cmd):
     if result.returncode != 0:
         sys.exit(f"FAILED ({result.returncode}): {' '.join(cmd)}\n{result.stderr}")
     return result
-
-
-def world_size(plan):
-    import json
-    with open(os.path.join(plan, "manifest.json")) as f:
-        return json.load(f)["mesh"]["num_gpus"]
-
-
-def relative_error(out, ref):
-    return float(np.max(np.abs(out.astype(np.float64) - ref)) /
-                 max(float(np.max(np.abs(ref))), 1e-30))
 
 
 def main():
