@@ -1,20 +1,82 @@
 //===- JsonFile.cpp - typed, range-checked reads from a JSON file ---------===//
 #include "ditc/Support/JsonFile.h"
+#include "ditc/Support/ReadFile.h"
 
 #include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
-#include <sys/stat.h>
 
 namespace ditc {
 
 using nlohmann::json;
 
+namespace {
+/// Renders at most `budget` characters of a JSON value, iteratively bounded
+/// in depth, so quoting a hostile value costs neither stack nor time.
+class ShortRenderer {
+public:
+  explicit ShortRenderer(size_t budget) : budget(budget) {}
+  std::string render(const json &value) {
+    emit(value, 0);
+    return full ? out.substr(0, budget - 3) + "..." : out;
+  }
+
+private:
+  void put(const std::string &text) {
+    if (full)
+      return;
+    out += text;
+    if (out.size() > budget)
+      full = true;
+  }
+  void emit(const json &value, int depth) {
+    if (full)
+      return;
+    if (depth > 4) {
+      put("...");
+      return;
+    }
+    switch (value.type()) {
+    case json::value_t::object: {
+      put("{");
+      bool first = true;
+      for (auto it = value.begin(); it != value.end() && !full; ++it) {
+        put(std::string(first ? "" : ",") + "\"" + escapeForMessage(it.key()) +
+            "\":");
+        emit(it.value(), depth + 1);
+        first = false;
+      }
+      put("}");
+      break;
+    }
+    case json::value_t::array: {
+      put("[");
+      for (size_t i = 0; i < value.size() && !full; ++i) {
+        if (i)
+          put(",");
+        emit(value[i], depth + 1);
+      }
+      put("]");
+      break;
+    }
+    case json::value_t::string:
+      put("\"" + escapeForMessage(value.get_ref<const std::string &>()) + "\"");
+      break;
+    default:
+      // Scalars dump without recursion or UTF-8 concerns.
+      put(value.dump());
+      break;
+    }
+  }
+  size_t budget;
+  std::string out;
+  bool full = false;
+};
+} // namespace
+
 std::string describeJson(const json &value) {
-  std::string text = value.dump();
-  if (text.size() > 60)
-    text = text.substr(0, 57) + "...";
+  std::string text = ShortRenderer(60).render(value);
   const char *kind = "";
   switch (value.type()) {
   case json::value_t::string: kind = "a string "; break;
@@ -33,37 +95,42 @@ static std::string intRange(int64_t min, int64_t max) {
 }
 
 json JsonObject::parseFile(const std::string &path) {
-  struct stat info;
-  if (::stat(path.c_str(), &info) != 0)
-    throw BadInput(path + ": no such file");
-  if (S_ISDIR(info.st_mode))
-    throw BadInput(path + ": is a folder, expected a JSON file");
-  if (!S_ISREG(info.st_mode))
-    throw BadInput(path + ": is not a regular file, expected a JSON file");
-  constexpr off_t kMaxJsonBytes = 64 << 20;
-  if (info.st_size > kMaxJsonBytes)
-    throw BadInput(path + ": is " + std::to_string(info.st_size) +
-                   " bytes; JSON inputs may be at most " +
-                   std::to_string(kMaxJsonBytes) + " bytes");
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw BadInput(path + ": cannot be read");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  std::string text = buffer.str();
+  ReadFileOptions options;
+  options.what = "JSON file";
+  std::string text = readRegularFile(path, kMaxJsonFileBytes, options);
+  json parsed = parseText(text, escapeForMessage(path));
+  if (!parsed.is_object())
+    throw BadInput(escapeForMessage(path) + ": top level is " +
+                   describeJson(parsed) + ", expected a JSON object");
+  return parsed;
+}
+
+json JsonObject::parseText(const std::string &text, const std::string &path) {
   json parsed;
+  // Nesting deeper than any real ditc input is refused while parsing, so no
+  // later walk over the value (a dump, a destructor) can run out of stack.
+  int depth = 0;
   // nlohmann keeps the last of two equal keys; a config that says
   // "tp_size" twice is ambiguous, so it is refused.
   std::vector<std::set<std::string>> keysPerObject;
   auto refuseDuplicates = [&](int, json::parse_event_t event, json &value) {
-    if (event == json::parse_event_t::object_start) {
-      keysPerObject.emplace_back();
-    } else if (event == json::parse_event_t::object_end) {
-      keysPerObject.pop_back();
+    if (event == json::parse_event_t::object_start ||
+        event == json::parse_event_t::array_start) {
+      if (++depth > kMaxJsonDepth)
+        throw BadInput(path + ": JSON nests deeper than " +
+                       std::to_string(kMaxJsonDepth) +
+                       " levels of lists and objects; no ditc input needs that");
+      if (event == json::parse_event_t::object_start)
+        keysPerObject.emplace_back();
+    } else if (event == json::parse_event_t::object_end ||
+               event == json::parse_event_t::array_end) {
+      --depth;
+      if (event == json::parse_event_t::object_end)
+        keysPerObject.pop_back();
     } else if (event == json::parse_event_t::key && !keysPerObject.empty()) {
       std::string key = value.get<std::string>();
       if (!keysPerObject.back().insert(key).second)
-        throw BadInput(path + ": key '" + key +
+        throw BadInput(path + ": key '" + escapeForMessage(key) +
                        "' appears twice in one object; give each key once");
     }
     return true;
@@ -87,17 +154,15 @@ json JsonObject::parseFile(const std::string &path) {
     if (auto colon = what.rfind(": "); colon != std::string::npos)
       what = what.substr(colon + 2);
     throw BadInput(path + ": malformed JSON at line " + std::to_string(line) +
-                   ", column " + std::to_string(column) + ": " + what);
+                   ", column " + std::to_string(column) + ": " +
+                   escapeForMessage(what));
   } catch (const json::exception &error) {
     // e.g. a number literal beyond double range (1e400).
     std::string what = error.what();
     if (auto bracket = what.find("] "); bracket != std::string::npos)
       what = what.substr(bracket + 2);
-    throw BadInput(path + ": malformed JSON: " + what);
+    throw BadInput(path + ": malformed JSON: " + escapeForMessage(what));
   }
-  if (!parsed.is_object())
-    throw BadInput(path + ": top level is " + describeJson(parsed) +
-                   ", expected a JSON object");
   return parsed;
 }
 

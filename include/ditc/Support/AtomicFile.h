@@ -1,4 +1,12 @@
 //===- AtomicFile.h - write a file whole or not at all ----------*- C++ -*-===//
+//
+// Outputs are written to a temporary file that mkstemp creates (O_EXCL, so a
+// planted file or symlink is never followed) beside the target, then renamed
+// over it. A target that exists but is not a regular file (a folder, a
+// device such as /dev/null, a FIFO, a symbolic link) is refused, so ditc
+// never replaces or writes through something that is not its own output.
+//
+//===----------------------------------------------------------------------===//
 #ifndef DITC_SUPPORT_ATOMICFILE_H
 #define DITC_SUPPORT_ATOMICFILE_H
 
@@ -6,10 +14,21 @@
 
 namespace ditc {
 
+/// Throws BadInput (naming `flag`, e.g. "--output", when given) unless
+/// `path` can be an output: its folder exists and is writable, and the path
+/// is absent or a regular file. Call it before any work, so a bad output
+/// path costs nothing.
+void checkOutputPath(const std::string &path, const std::string &flag = "");
+
 /// Writes `contents` to `path` through a temporary file in the same folder
 /// and a rename, so a failed run never leaves a partial output. Throws
-/// BadInput when the folder cannot be written.
+/// BadInput when checkOutputPath refuses the path or the write fails.
 void writeFileAtomically(const std::string &path, const std::string &contents);
+
+/// The absolute, symlink-free form of `path`'s folder followed by its last
+/// component: two spellings of one output compare equal. Throws BadInput
+/// when the folder does not exist.
+std::string canonicalOutputPath(const std::string &path);
 
 } // namespace ditc
 

@@ -18,6 +18,10 @@
 
 namespace ditc {
 
+/// Deepest nesting of lists and objects any ditc input may have; real
+/// configs, deployments and plans stay under 10.
+constexpr int kMaxJsonDepth = 64;
+
 /// One JSON object with the file it came from, for error messages. A nested
 /// object is a JsonObject too; its fields are named by their whole key path
 /// ("components.transformer.tp_size").
@@ -30,6 +34,11 @@ public:
   /// Reads and parses `path`; throws BadInput when the file is missing,
   /// unreadable, not JSON (with line and column), or not a JSON object.
   static nlohmann::json parseFile(const std::string &path);
+  /// Parses `text` (read from `path`, named in messages) with the same
+  /// checks: duplicate keys and nesting deeper than kMaxJsonDepth are
+  /// refused. The top level may be any value.
+  static nlohmann::json parseText(const std::string &text,
+                                  const std::string &path);
 
   const std::string &file() const { return where; }
   /// The full key path of `field` inside the file.
