@@ -17,49 +17,14 @@ Executor::Executor(const Manifest &manifest, int64_t rank, const Program &progra
 
 std::string Executor::describe(const Op &op) const {
   std::string text = op.name;
-  if (op.attrs.contains("dit.block") && op.attrs["dit.block"].is_number_integer())
-    text += " in block " + std::to_string(op.attrs["dit.block"].get<int64_t>());
+  if (op.a.block >= 0)
+    text += " in block " + std::to_string(op.a.block);
   return text;
 }
 
-// Attribute reads. The plan's hash was checked, so a missing attribute is a
-// plan this dit-run does not understand: bad input, named precisely.
-static const json &attr(const std::string &file, const Op &op, const char *key) {
-  auto it = op.attrs.find(key);
-  if (it == op.attrs.end())
-    throw BadInput(file + ": op '" + op.name + "' has no attribute '" + key + "'");
-  return *it;
-}
-static int64_t attrInt(const std::string &file, const Op &op, const char *key) {
-  const json &value = attr(file, op, key);
-  if (!value.is_number_integer())
-    throw BadInput(file + ": op '" + op.name + "' attribute '" + key + "' is " +
-                   value.dump() + ", expected an integer");
-  return value.get<int64_t>();
-}
-static std::string attrString(const std::string &file, const Op &op,
-                              const char *key, const char *fallback = nullptr) {
-  if (fallback && !op.attrs.contains(key))
-    return fallback;
-  const json &value = attr(file, op, key);
-  if (!value.is_string())
-    throw BadInput(file + ": op '" + op.name + "' attribute '" + key + "' is " +
-                   value.dump() + ", expected a string");
-  return value.get<std::string>();
-}
-static std::vector<double> attrNumbers(const std::string &file, const Op &op,
-                                       const char *key) {
-  const json &value = attr(file, op, key);
-  std::vector<double> out;
-  if (value.is_array())
-    for (const json &v : value)
-      if (v.is_number())
-        out.push_back(v.get<double>());
-  if (!value.is_array() || out.size() != value.size())
-    throw BadInput(file + ": op '" + op.name + "' attribute '" + key + "' is " +
-                   value.dump() + ", expected a list of numbers");
-  return out;
-}
+// Every attribute, shape and value id below was checked by validateProgram
+// before the rendezvous (docs/runtime.md, "Validation"); the executor trusts
+// them and never re-checks on the step path.
 
 void Executor::materializeParameters() {
   int64_t tpSize = manifest.axisSize("tp");
@@ -112,29 +77,18 @@ std::vector<at::Tensor> Executor::runFunction(const Function &fn,
                                               std::vector<at::Tensor> values,
                                               at::ScalarType frameType,
                                               bool lastStep, int depth) {
-  if (depth > 8)
-    throw BadInput(prog.file + ": calls nest deeper than 8 at '" + fn.name + "'");
   std::vector<at::Tensor> in;
   for (const Op &op : fn.ops) {
     in.clear();
-    for (int id : op.inputs) {
-      if (!values[id].defined())
-        throw BadInput(prog.file + ": '" + fn.name + "' uses value " +
-                       std::to_string(id) + " in '" + op.name +
-                       "' before any op defines it");
+    for (int id : op.inputs)
       in.push_back(values[id]);
-    }
     std::vector<at::Tensor> out = runOp(fn, op, in, frameType, lastStep, depth);
     for (size_t i = 0; i < op.outputs.size() && i < out.size(); ++i)
       values[op.outputs[i]] = std::move(out[i]);
   }
   std::vector<at::Tensor> results;
-  for (int id : fn.results) {
-    if (!values[id].defined())
-      throw BadInput(prog.file + ": '" + fn.name + "' returns value " +
-                     std::to_string(id) + ", which no op defines");
+  for (int id : fn.results)
     results.push_back(values[id]);
-  }
   return results;
 }
 
@@ -151,16 +105,10 @@ std::vector<at::Tensor> Executor::runOp(const Function &fn, const Op &op,
                                         const std::vector<at::Tensor> &in,
                                         at::ScalarType frameType, bool lastStep,
                                         int depth) {
-  const std::string &file = prog.file;
   if (op.betweenSteps && lastStep)
     return {in[0]};
   const auto &p = params(op);
-  auto needParams = [&](size_t count) {
-    if (p.size() < count)
-      throw BadInput(file + ": op '" + op.name + "' lists " +
-                     std::to_string(p.size()) + " parameters, expected " +
-                     std::to_string(count));
-  };
+  const OpAttrs &a = op.a;
   const at::Tensor &x = in.empty() ? at::Tensor() : in[0];
   switch (op.kind) {
   case OpKind::Call: {
@@ -175,36 +123,32 @@ std::vector<at::Tensor> Executor::runOp(const Function &fn, const Op &op,
     return results;
   }
   case OpKind::TimestepEmbedding: {
-    needParams(4);
-    at::Tensor s = sinusoid(x, attrInt(file, op, "freq_dim"))
+    at::Tensor s = sinusoid(x, a.freqDim)
                        .to(at::TensorOptions(frameType).device(device));
     at::Tensor h = at::silu(at::linear(s, p[0], p[1]));
     return {at::linear(h, p[2], p[3])};
   }
   case OpKind::PatchEmbed:
   case OpKind::Linear:
-    needParams(1);
     return {p.size() > 1 ? at::linear(x, p[0], p[1]) : at::linear(x, p[0])};
   case OpKind::AdalnModulation: {
-    needParams(1);
-    if (op.attrs.value("table", false)) {
+    if (a.table) {
       const at::Tensor &table = p[0];
       return {x.reshape({x.size(0), -1, table.size(-1)}) + table};
     }
-    needParams(2);
     at::Tensor y = at::linear(at::silu(x), p[0], p[1]);
-    return {y.reshape({x.size(0), attrInt(file, op, "num_chunks"), -1})};
+    return {y.reshape({x.size(0), a.numChunks, -1})};
   }
   case OpKind::Modulate: {
     const at::Tensor &m = in[1];
-    at::Tensor out = x * (1 + m.select(1, attrInt(file, op, "scale")).unsqueeze(1));
-    if (op.attrs.contains("shift"))
-      out = out + m.select(1, attrInt(file, op, "shift")).unsqueeze(1);
+    at::Tensor out = x * (1 + m.select(1, a.scaleChunk).unsqueeze(1));
+    if (a.shiftChunk >= 0)
+      out = out + m.select(1, a.shiftChunk).unsqueeze(1);
     return {out};
   }
   case OpKind::ResidualAdd:
     if (in.size() == 3)
-      return {x + in[2].select(1, attrInt(file, op, "gate_chunk")).unsqueeze(1) * in[1]};
+      return {x + in[2].select(1, a.gateChunk).unsqueeze(1) * in[1]};
     return {x + in[1]};
   case OpKind::LayerNorm:
   case OpKind::RmsNorm:
@@ -216,63 +160,55 @@ std::vector<at::Tensor> Executor::runOp(const Function &fn, const Op &op,
     if (in.size() == 1) {
       auto parts = x.chunk(3, -1);
       q = parts[0], k = parts[1], v = parts[2];
-    } else if (in.size() == 3) {
-      q = in[0], k = in[1], v = in[2];
     } else {
-      throw BadInput(file + ": op 'dit.attention' takes 1 or 3 operands, not " +
-                     std::to_string(in.size()));
+      q = in[0], k = in[1], v = in[2];
     }
     if (!op.axes.empty())
       return {ringAttention(op, q, k, v)};
     return {attention(op, q, k, v)};
   }
-  case OpKind::Activation: {
-    std::string kind = attrString(file, op, "kind");
-    if (kind == "swiglu" || kind == "geglu") {
+  case OpKind::Activation:
+    switch (a.activation) {
+    case ActivationKind::SwiGlu:
+    case ActivationKind::GeGlu: {
       auto halves = x.chunk(2, -1);
-      return {(kind == "swiglu" ? at::silu(halves[0]) : at::gelu(halves[0])) * halves[1]};
+      return {(a.activation == ActivationKind::SwiGlu ? at::silu(halves[0])
+                                                      : at::gelu(halves[0])) *
+              halves[1]};
     }
-    if (kind == "gelu")
+    case ActivationKind::Gelu:
       return {at::gelu(x)};
-    if (kind == "gelu_tanh")
+    case ActivationKind::GeluTanh:
       return {at::gelu(x, "tanh")};
-    if (kind == "silu")
+    case ActivationKind::Silu:
       return {at::silu(x)};
-    throw BadInput(file + ": activation kind '" + kind +
-                   "' is not one of gelu, gelu_tanh, silu, swiglu, geglu");
-  }
+    }
+    break;
   case OpKind::ConcatStreams:
-    if (attrString(file, op, "text_position") == "prefix")
+    if (a.textPrefix)
       return {at::cat({in[0], in[1]}, 1)};
     return {at::cat({in[1], in[0]}, 1)};
   case OpKind::SplitStreams: {
-    if (op.outputs.size() != 2)
-      throw BadInput(file + ": dit.split_streams must have two results");
-    int64_t text = fn.valueShapes[op.outputs[0]].at(1), total = x.size(1);
-    if (attrString(file, op, "text_position") == "prefix")
+    int64_t text = fn.valueShapes[op.outputs[0]][1], total = x.size(1);
+    if (a.textPrefix)
       return {x.narrow(1, 0, text), x.narrow(1, text, total - text)};
     return {x.narrow(1, total - text, text), x.narrow(1, 0, total - text)};
   }
   case OpKind::TensorConcat:
-    return {at::cat(in, attrInt(file, op, "dim"))};
+    return {at::cat(in, a.axis)};
   case OpKind::TensorEmpty:
     return {at::zeros(fn.valueShapes[op.outputs[0]],
                       at::TensorOptions(frameType).device(device))};
   case OpKind::Stack:
-    return {at::stack(in, attrInt(file, op, "axis"))};
+    return {at::stack(in, a.axis)};
   case OpKind::Unstack:
-    return x.unbind(attrInt(file, op, "axis"));
+    return x.unbind(a.axis);
   case OpKind::CfgCombine: {
     // guided = u + sum_i s_i (c_i - u), with the unconditional branch last.
-    std::vector<double> scales = attrNumbers(file, op, "guidance_scales");
-    if (scales.size() + 1 != in.size())
-      throw BadInput(file + ": dit.cfg_combine has " + std::to_string(in.size()) +
-                     " operands but " + std::to_string(scales.size()) +
-                     " guidance scales");
     const at::Tensor &u = in.back();
     at::Tensor out = u;
-    for (size_t i = 0; i < scales.size(); ++i)
-      out = out + scales[i] * (in[i] - u);
+    for (size_t i = 0; i < a.guidanceScales.size(); ++i)
+      out = out + a.guidanceScales[i] * (in[i] - u);
     return {out};
   }
   case OpKind::SchedulerStep:
@@ -281,36 +217,26 @@ std::vector<at::Tensor> Executor::runOp(const Function &fn, const Op &op,
   case OpKind::AllReduce:
     return {comm->allReduce(x, op.axes, describe(op))};
   case OpKind::AllGather:
-    return {comm->allGather(x, op.axes, attrInt(file, op, "gather_axis"), describe(op))};
+    return {comm->allGather(x, op.axes, a.axis, describe(op))};
   case OpKind::AllToAll:
-    return {comm->allToAll(x, op.axes, attrInt(file, op, "split_axis"),
-                           attrInt(file, op, "concat_axis"), describe(op))};
+    return {comm->allToAll(x, op.axes, a.splitAxis, a.concatAxis, describe(op))};
   case OpKind::AllSlice: {
     auto [size, index] = comm->position(op.axes);
-    return {x.chunk(size, attrInt(file, op, "slice_axis"))[index]};
+    return {x.narrow(a.axis, index * (x.size(a.axis) / size), x.size(a.axis) / size)};
   }
-  case OpKind::Send: {
-    const json &dest = attr(file, op, "destination");
-    comm->send(x, op.axes, dest.at(0).get<int64_t>(), describe(op));
+  case OpKind::Send:
+    comm->send(x, op.axes, a.peer, describe(op));
     return {x};
+  case OpKind::Recv:
+    return {comm->recv(fn.valueShapes[op.outputs[0]], frameType, op.axes, a.peer,
+                       describe(op))};
   }
-  case OpKind::Recv: {
-    const json &source = attr(file, op, "source");
-    return {comm->recv(fn.valueShapes[op.outputs[0]], frameType, op.axes,
-                       source.at(0).get<int64_t>(), describe(op))};
-  }
-  }
-  throw BadInput(file + ": op '" + op.name + "' has no semantics in this dit-run");
+  throw std::logic_error("op '" + op.name + "' has no semantics in this dit-run");
 }
 
 at::Tensor Executor::norm(const Op &op, const at::Tensor &x) {
   int64_t width = x.size(-1);
-  int64_t group = op.attrs.contains("group_size")
-                      ? attrInt(prog.file, op, "group_size")
-                      : width;
-  if (group <= 0 || width % group)
-    throw BadInput(prog.file + ": norm group size " + std::to_string(group) +
-                   " does not divide the width " + std::to_string(width));
+  int64_t group = op.a.groupSize ? op.a.groupSize : width;
   bool reduce = !op.axes.empty();
   int64_t count = group;
   if (reduce)
@@ -335,7 +261,7 @@ at::Tensor Executor::norm(const Op &op, const at::Tensor &x) {
       s2 = both.narrow(-1, 1, 1);
     }
   }
-  double eps = attr(prog.file, op, "eps").get<double>();
+  double eps = op.a.eps;
   at::Tensor y;
   if (rms) {
     y = xg / at::sqrt(s2 / double(count) + eps);
@@ -344,10 +270,8 @@ at::Tensor Executor::norm(const Op &op, const at::Tensor &x) {
     y = (xg - mean) / at::sqrt(s2 / double(count) - mean * mean + eps);
   }
   y = y.to(x.scalar_type());
-  if (op.attrs.value("affine", false)) {
+  if (op.a.affine) {
     const auto &p = params(op);
-    if (p.empty())
-      throw BadInput(prog.file + ": affine norm '" + describe(op) + "' lists no weight");
     bool perGroup = p[0].numel() != width;
     y = perGroup ? y * p[0] : y.reshape(x.sizes()) * p[0];
     if (op.kind == OpKind::LayerNorm && p.size() > 1)
@@ -358,25 +282,21 @@ at::Tensor Executor::norm(const Op &op, const at::Tensor &x) {
 
 at::Tensor Executor::rope(const Op &op, const at::Tensor &x) {
   int64_t batch = x.size(0), seq = x.size(1), width = x.size(2);
-  int64_t heads = attrInt(prog.file, op, "num_heads");
-  if (heads <= 0 || width % heads)
-    throw BadInput(prog.file + ": rope over " + std::to_string(heads) +
-                   " heads does not divide the width " + std::to_string(width));
+  const OpAttrs &a = op.a;
+  int64_t heads = a.numHeads;
   int64_t d = width / heads;
   auto it = ropeTables.find(&op);
   if (it == ropeTables.end()) {
     // cos/sin per (token, channel) and each channel's partner in its pair;
     // text rows sit at position 0, image rows at their grid coordinates
     // (offset by this rank's latent block when the sequence is split).
-    int64_t text = attrInt(prog.file, op, "text_tokens");
-    bool prefix = attrString(prog.file, op, "text_position", "prefix") == "prefix";
+    int64_t text = a.textTokens;
+    bool prefix = a.textPrefix;
     int64_t image = seq - text;
-    std::vector<double> grid = attrNumbers(prog.file, op, "grid");
-    std::vector<double> axesDims = attrNumbers(prog.file, op, "axes_dims");
-    double theta = attr(prog.file, op, "theta").get<double>();
-    if (grid.size() != 3 || axesDims.size() != 3)
-      throw BadInput(prog.file + ": rope needs a 3-d grid and three axes_dims");
-    int64_t shards = op.attrs.value("sequence_shards", int64_t(1));
+    const auto &grid = a.grid;
+    const auto &axesDims = a.axesDims;
+    double theta = a.theta;
+    int64_t shards = a.sequenceShards;
     int64_t first = shards > 1 ? manifest.latentBlock(rank) * image : 0;
     // The rotated channel pairs (offset + 2k, offset + 2k + 1) of each axis,
     // with their frequencies; channels past the axes stay unrotated.
@@ -435,11 +355,7 @@ static at::Tensor heads(const at::Tensor &x, int64_t count) {
 
 at::Tensor Executor::attention(const Op &op, const at::Tensor &q,
                                const at::Tensor &k, const at::Tensor &v) {
-  int64_t h = attrInt(prog.file, op, "num_heads");
-  if (h <= 0 || q.size(2) % h || k.size(2) != q.size(2) || v.size(2) != q.size(2))
-    throw BadInput(prog.file + ": attention widths " + std::to_string(q.size(2)) +
-                   "/" + std::to_string(k.size(2)) + "/" + std::to_string(v.size(2)) +
-                   " do not split into " + std::to_string(h) + " heads");
+  int64_t h = op.a.numHeads;
   // Scaling q (S x d) is cheaper than scaling the scores (S x S).
   double scale = 1.0 / std::sqrt(double(q.size(2) / h));
   at::Tensor qh = heads(q, h) * scale, kh = heads(k, h), vh = heads(v, h);
@@ -460,9 +376,9 @@ at::Tensor Executor::attention(const Op &op, const at::Tensor &q,
 
 at::Tensor Executor::ringAttention(const Op &op, const at::Tensor &q,
                                    const at::Tensor &k, const at::Tensor &v) {
-  int64_t h = attrInt(prog.file, op, "num_heads");
-  int64_t text = op.attrs.value("text_tokens", int64_t(0));
-  bool prefix = attrString(prog.file, op, "text_position", "prefix") == "prefix";
+  int64_t h = op.a.numHeads;
+  int64_t text = op.a.textTokens;
+  bool prefix = op.a.textPrefix;
   int64_t members = comm->position(op.axes).first;
   int64_t total = k.size(1), image = total - text;
   auto imagePart = [&](const at::Tensor &t) {

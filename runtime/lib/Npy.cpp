@@ -2,10 +2,10 @@
 #include "ditc/Runtime/Npy.h"
 #include "ditc/Support/BadInput.h"
 
+#include "ditc/Support/ReadFile.h"
+
+#include <cctype>
 #include <cstring>
-#include <fstream>
-#include <regex>
-#include <sstream>
 
 namespace ditc::runtime {
 
@@ -34,75 +34,200 @@ std::string encodeNpy(const std::vector<int64_t> &shape, const float *data) {
   return out;
 }
 
-NpyArray readNpy(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw BadInput(path + ": cannot be read (expected a .npy file)");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  std::string bytes = buffer.str();
-  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
-    throw BadInput(path + ": not a .npy file (no \\x93NUMPY magic)");
-  unsigned major = uint8_t(bytes[6]);
-  size_t headerLength, offset;
-  if (major == 1) {
-    headerLength = uint8_t(bytes[8]) | (size_t(uint8_t(bytes[9])) << 8);
-    offset = 10;
-  } else if ((major == 2 || major == 3) && bytes.size() >= 12) {
-    headerLength = 0;
-    for (int i = 3; i >= 0; --i)
-      headerLength = (headerLength << 8) | uint8_t(bytes[8 + i]);
-    offset = 12;
-  } else {
-    throw BadInput(path + ": .npy format version " + std::to_string(major) +
-                   " is not 1, 2 or 3");
+namespace {
+/// A cursor over the .npy header, a Python dict literal such as
+/// {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }. It is
+/// parsed by hand, linearly and without recursion or std::regex.
+class HeaderParser {
+public:
+  HeaderParser(const std::string &text, const std::string &path)
+      : text(text), path(path) {}
+
+  NpyHeader parse() {
+    NpyHeader header;
+    bool haveDescr = false, haveOrder = false, haveShape = false;
+    skipSpace();
+    expect('{');
+    while (true) {
+      skipSpace();
+      if (peek() == '}')
+        break;
+      std::string key = quoted();
+      skipSpace();
+      expect(':');
+      skipSpace();
+      if (key == "descr") {
+        header.descr = quoted();
+        haveDescr = true;
+      } else if (key == "fortran_order") {
+        header.fortranOrder = boolean();
+        haveOrder = true;
+      } else if (key == "shape") {
+        header.shape = tuple();
+        haveShape = true;
+      } else {
+        fail("has an unknown key '" + escapeForMessage(key) +
+             "'; expected descr, fortran_order and shape");
+      }
+      skipSpace();
+      if (peek() == ',') {
+        ++pos;
+        continue;
+      }
+      skipSpace();
+      if (peek() != '}')
+        fail("expected ',' or '}' at byte " + std::to_string(pos));
+    }
+    if (!haveDescr || !haveOrder || !haveShape)
+      fail("lacks " + std::string(!haveDescr ? "'descr'"
+                                  : !haveOrder ? "'fortran_order'"
+                                               : "'shape'"));
+    return header;
   }
-  if (offset + headerLength > bytes.size())
-    throw BadInput(path + ": .npy header runs past the end of the file");
-  std::string header = bytes.substr(offset, headerLength);
-  std::smatch match;
-  if (!std::regex_search(header, match, std::regex("'descr':\\s*'([^']*)'")))
-    throw BadInput(path + ": .npy header has no 'descr'");
-  std::string descr = match[1];
-  if (descr != "<f4" && descr != "<f8")
-    throw BadInput(path + ": dtype '" + descr +
-                   "' is not supported; expected float32 ('<f4') or float64 ('<f8')");
-  if (std::regex_search(header, std::regex("'fortran_order':\\s*True")))
-    throw BadInput(path + ": Fortran-order arrays are not supported; save in C order");
-  if (!std::regex_search(header, match, std::regex("'shape':\\s*\\(([^)]*)\\)")))
-    throw BadInput(path + ": .npy header has no 'shape'");
-  NpyArray array;
-  std::string dims = match[1];
-  std::stringstream list(dims);
-  std::string item;
-  int64_t count = 1;
-  while (std::getline(list, item, ',')) {
-    if (item.find_first_not_of(" ") == std::string::npos)
-      continue;
-    int64_t d = parseIntegerFlag(path + " shape", item.substr(item.find_first_not_of(" ")),
-                                 0, kAbsurdSize * 64);
-    array.shape.push_back(d);
-    count *= d;
-    if (count > (int64_t(1) << 34))
-      throw BadInput(path + ": array shape (" + dims + ") is absurdly large");
+
+private:
+  [[noreturn]] void fail(const std::string &problem) const {
+    throw BadInput(escapeForMessage(path) + ": .npy header " + problem);
   }
-  size_t element = descr == "<f4" ? 4 : 8;
-  size_t data = offset + headerLength;
-  if (bytes.size() - data != size_t(count) * element)
-    throw BadInput(path + ": holds " + std::to_string(bytes.size() - data) +
-                   " data bytes but shape (" + dims + ") needs " +
-                   std::to_string(size_t(count) * element));
-  array.data.resize(size_t(count));
-  if (element == 4) {
-    std::memcpy(array.data.data(), bytes.data() + data, size_t(count) * 4);
-  } else {
-    for (int64_t i = 0; i < count; ++i) {
-      double v;
-      std::memcpy(&v, bytes.data() + data + size_t(i) * 8, 8);
-      array.data[size_t(i)] = float(v);
+  char peek() const { return pos < text.size() ? text[pos] : '\0'; }
+  void skipSpace() {
+    while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\n'))
+      ++pos;
+  }
+  void expect(char c) {
+    if (peek() != c)
+      fail(std::string("expected '") + c + "' at byte " + std::to_string(pos));
+    ++pos;
+  }
+  std::string quoted() {
+    char quote = peek();
+    if (quote != '\'' && quote != '"')
+      fail("expected a quoted string at byte " + std::to_string(pos));
+    size_t end = text.find(quote, pos + 1);
+    if (end == std::string::npos)
+      fail("has an unterminated string");
+    std::string out = text.substr(pos + 1, end - pos - 1);
+    pos = end + 1;
+    return out;
+  }
+  bool boolean() {
+    for (const char *word : {"True", "False"})
+      if (text.compare(pos, std::strlen(word), word) == 0) {
+        pos += std::strlen(word);
+        return word[0] == 'T';
+      }
+    fail("has a fortran_order that is neither True nor False");
+  }
+  std::vector<int64_t> tuple() {
+    expect('(');
+    std::vector<int64_t> dims;
+    while (true) {
+      skipSpace();
+      if (peek() == ')') {
+        ++pos;
+        return dims;
+      }
+      size_t start = pos;
+      while (pos < text.size() && pos - start < 18 && std::isdigit(uint8_t(text[pos])))
+        ++pos;
+      if (pos == start || std::isdigit(uint8_t(peek())))
+        fail("has a shape entry that is not a size of at most 18 digits at byte " +
+             std::to_string(start));
+      dims.push_back(std::stoll(text.substr(start, pos - start)));
+      if (dims.size() > 8)
+        fail("has a shape of more than 8 dimensions");
+      skipSpace();
+      if (peek() == ',')
+        ++pos;
+      else if (peek() != ')')
+        fail("expected ',' or ')' in the shape at byte " + std::to_string(pos));
     }
   }
+
+  const std::string &text;
+  const std::string &path;
+  size_t pos = 0;
+};
+} // namespace
+
+NpyHeader parseNpyHeader(const std::string &text, const std::string &path) {
+  return HeaderParser(text, path).parse();
+}
+
+NpyArray readNpy(const std::string &path) {
+  ReadFileOptions options;
+  options.what = ".npy file";
+  RegularFile file(path, kMaxNpyFileBytes, options);
+  std::string shown = escapeForMessage(path);
+  char preamble[12] = {};
+  if (file.size() < 10)
+    throw BadInput(shown + ": not a .npy file (" + std::to_string(file.size()) +
+                   " bytes, shorter than any .npy header)");
+  file.readAt(0, std::min<int64_t>(12, file.size()), preamble);
+  if (std::memcmp(preamble, "\x93NUMPY", 6) != 0)
+    throw BadInput(shown + ": not a .npy file (no \\x93NUMPY magic)");
+  unsigned major = uint8_t(preamble[6]);
+  int64_t headerLength, offset;
+  if (major == 1) {
+    headerLength = uint8_t(preamble[8]) | (int64_t(uint8_t(preamble[9])) << 8);
+    offset = 10;
+  } else if ((major == 2 || major == 3) && file.size() >= 12) {
+    headerLength = 0;
+    for (int i = 3; i >= 0; --i)
+      headerLength = (headerLength << 8) | uint8_t(preamble[8 + i]);
+    offset = 12;
+  } else {
+    throw BadInput(shown + ": .npy format version " + std::to_string(major) +
+                   " is not 1, 2 or 3");
+  }
+  // NumPy itself refuses headers over 10000 bytes unless told otherwise.
+  if (headerLength > kMaxNpyHeaderBytes)
+    throw BadInput(shown + ": .npy header is " + std::to_string(headerLength) +
+                   " bytes; at most " + std::to_string(kMaxNpyHeaderBytes) +
+                   " are accepted");
+  if (offset + headerLength > file.size())
+    throw BadInput(shown + ": .npy header runs past the end of the file");
+  std::string text(size_t(headerLength), '\0');
+  file.readAt(offset, headerLength, text.data());
+  NpyHeader header = parseNpyHeader(text, path);
+  if (header.descr != "<f4" && header.descr != "<f8")
+    throw BadInput(shown + ": dtype '" + escapeForMessage(header.descr) +
+                   "' is not supported; expected float32 ('<f4') or float64 ('<f8')");
+  if (header.fortranOrder)
+    throw BadInput(shown + ": Fortran-order arrays are not supported; save in C order");
+  NpyArray array;
+  array.shape = header.shape;
+  int64_t count = 1;
+  constexpr int64_t kMaxElements = int64_t(1) << 34;
+  for (int64_t d : array.shape) {
+    if (d > 0 && count > kMaxElements / d)
+      throw BadInput(shown + ": array shape " + describeShape(array.shape) +
+                     " is absurdly large");
+    count *= d;
+  }
+  int64_t element = header.descr == "<f4" ? 4 : 8;
+  int64_t data = offset + headerLength;
+  if (file.size() - data != count * element)
+    throw BadInput(shown + ": holds " + std::to_string(file.size() - data) +
+                   " data bytes but shape " + describeShape(array.shape) +
+                   " needs " + std::to_string(count * element));
+  array.data.resize(size_t(count));
+  if (element == 4) {
+    file.readAt(data, count * 4, reinterpret_cast<char *>(array.data.data()));
+  } else {
+    std::vector<double> wide(static_cast<size_t>(count));
+    file.readAt(data, count * 8, reinterpret_cast<char *>(wide.data()));
+    for (int64_t i = 0; i < count; ++i)
+      array.data[size_t(i)] = float(wide[size_t(i)]);
+  }
   return array;
+}
+
+std::string describeShape(const std::vector<int64_t> &shape) {
+  std::string out = "(";
+  for (size_t i = 0; i < shape.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + (shape.size() == 1 ? ",)" : ")");
 }
 
 } // namespace ditc::runtime

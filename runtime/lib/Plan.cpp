@@ -2,12 +2,15 @@
 #include "ditc/Runtime/Plan.h"
 #include "ditc/Support/BadInput.h"
 #include "ditc/Support/JsonFile.h"
+#include "ditc/Support/ReadFile.h"
 #include "ditc/Support/Sha256.h"
 
 #include <algorithm>
-#include <fstream>
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstdlib>
 #include <set>
-#include <sstream>
 #include <sys/stat.h>
 
 namespace ditc::runtime {
@@ -103,18 +106,35 @@ static const json &requireList(const JsonObject &object, const std::string &fiel
   return object.raw()[field];
 }
 
-static std::string readWholeFile(const std::string &path, const std::string &what) {
+/// Reads `relative` inside the plan folder `dir`. The file must be a regular
+/// file (not a symlink, O_NOFOLLOW), and every folder on the way must
+/// resolve inside the plan folder: a plan whose programs/ links elsewhere is
+/// refused rather than followed.
+static std::string readPlanFile(const std::string &dir,
+                                const std::string &relative, int64_t maxBytes,
+                                const std::string &what,
+                                const std::string &missingHint = "") {
+  std::string path = dir + "/" + relative;
   struct stat info;
-  if (::stat(path.c_str(), &info) != 0)
-    throw BadInput(path + ": no such file (" + what + ")");
-  if (!S_ISREG(info.st_mode))
-    throw BadInput(path + ": is not a regular file (" + what + ")");
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  if (!in && !in.eof())
-    throw BadInput(path + ": cannot be read (" + what + ")");
-  return buffer.str();
+  if (!missingHint.empty() && ::lstat(path.c_str(), &info) != 0 && errno == ENOENT)
+    throw BadInput(escapeForMessage(path) + ": no such file (" + what + "; " +
+                   missingHint + ")");
+  char root[PATH_MAX], folder[PATH_MAX];
+  std::string parent = path.substr(0, path.find_last_of('/'));
+  if (!::realpath(dir.c_str(), root))
+    throw BadInput(escapeForMessage(dir) + ": not a plan folder");
+  if (!::realpath(parent.c_str(), folder))
+    throw BadInput(escapeForMessage(path) + ": no such file (" + what + ")");
+  std::string rootText = root, folderText = folder;
+  if (folderText != rootText && folderText.rfind(rootText + "/", 0) != 0)
+    throw BadInput(escapeForMessage(path) + ": its folder resolves to " +
+                   escapeForMessage(folderText) + ", outside the plan folder " +
+                   escapeForMessage(rootText) +
+                   "; plans may not link out of their folder");
+  ReadFileOptions options;
+  options.refuseSymlink = true;
+  options.what = what;
+  return readRegularFile(path, maxBytes, options);
 }
 
 Manifest loadManifest(const std::string &dir) {
@@ -123,12 +143,15 @@ Manifest loadManifest(const std::string &dir) {
   m.path = dir + "/manifest.json";
   struct stat info;
   if (::stat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
-    throw BadInput(dir + ": not a plan folder (expected a folder written by "
-                         "`ditc compile`)");
-  json raw = JsonObject::parseFile(m.path);
+    throw BadInput(escapeForMessage(dir) +
+                   ": not a plan folder (expected a folder written by "
+                   "`ditc compile`)");
+  json raw = JsonObject::parseText(
+      readPlanFile(dir, "manifest.json", kMaxJsonFileBytes, "plan manifest"),
+      escapeForMessage(m.path));
   if (!raw.is_object())
-    throw BadInput(m.path + ": expected a JSON object");
-  JsonObject top(m.path, &raw);
+    throw BadInput(escapeForMessage(m.path) + ": expected a JSON object");
+  JsonObject top(escapeForMessage(m.path), &raw);
   int64_t version = top.getInt("format_version", 0, 1 << 20);
   if (version != 1)
     top.fail("format_version", "is " + std::to_string(version) +
@@ -179,9 +202,13 @@ Manifest loadManifest(const std::string &dir) {
   if (m.axes.size() != 7)
     mesh.fail("axes", "lists " + std::to_string(m.axes.size()) +
                           " axes; expected all seven");
+  // Each size is at most 2^20, so the product is checked as it grows.
   int64_t world = 1;
-  for (const Axis &a : m.axes)
+  for (const Axis &a : m.axes) {
     world *= a.size;
+    if (world > (1 << 20))
+      mesh.fail("axes", "sizes multiply past 1048576 ranks");
+  }
   int64_t numGpus = mesh.getInt("num_gpus", 1, 1 << 20);
   if (numGpus != world)
     mesh.fail("num_gpus", "is " + std::to_string(numGpus) +
@@ -194,8 +221,17 @@ Manifest loadManifest(const std::string &dir) {
     JsonObject p = element(top, "programs", i);
     ProgramEntry entry{p.getString("id"), p.getString("file"), p.getString("sha256")};
     if (entry.file.find("..") != std::string::npos || entry.file.empty() ||
-        entry.file[0] == '/')
-      p.fail("file", "is '" + entry.file + "'; expected a path inside the plan folder");
+        entry.file[0] == '/' || entry.file.back() == '/')
+      p.fail("file", "is '" + escapeForMessage(entry.file) +
+                         "'; expected a file path inside the plan folder");
+    if (entry.sha256.size() != 64 ||
+        entry.sha256.find_first_not_of("0123456789abcdef") != std::string::npos)
+      p.fail("sha256", "is '" + escapeForMessage(entry.sha256.substr(0, 80)) +
+                           "'; expected 64 lowercase hex digits");
+    for (const ProgramEntry &other : m.programs)
+      if (other.id == entry.id)
+        p.fail("id", "is '" + escapeForMessage(entry.id) +
+                         "', which an earlier program already uses");
     programHashes += entry.sha256;
     m.programs.push_back(entry);
   }
@@ -235,7 +271,11 @@ Manifest loadManifest(const std::string &dir) {
   for (const json &axis : splitOver) {
     if (!axis.is_string() || !seen.count(axis.get<std::string>()))
       latents.fail("split_over", "names " + describeJson(axis) + ", not a mesh axis");
-    m.latentsSplitOver.push_back(axis.get<std::string>());
+    std::string name = axis.get<std::string>();
+    if (std::count(m.latentsSplitOver.begin(), m.latentsSplitOver.end(), name))
+      latents.fail("split_over", "names '" + name + "' twice; each axis splits "
+                                 "the latents at most once");
+    m.latentsSplitOver.push_back(name);
   }
   int64_t expectTokens = (m.latentFrames / m.patch[0]) *
                          (m.latentHeight / m.patch[1]) *
@@ -304,8 +344,9 @@ static const std::map<std::string, OpKind> &opKinds() {
 }
 
 namespace {
-/// Reads one function (or a program's top level) and checks that every
-/// value id an op names exists, so the executor can index without checks.
+/// Reads one function (or a program's top level): value shapes, value ids,
+/// and every op with its attributes decoded into OpAttrs. Types and ranges
+/// are checked here; validateProgram then checks the shapes.
 class FunctionReader {
 public:
   FunctionReader(const Manifest &manifest, const std::string &file)
@@ -321,12 +362,24 @@ public:
       std::vector<int64_t> shape;
       if (!v.has("shape") || !v.raw()["shape"].is_array())
         v.fail("shape", "is missing or not a list");
-      for (const json &d : v.raw()["shape"]) {
+      const json &dims = v.raw()["shape"];
+      if (dims.size() > 8)
+        v.fail("shape", "has " + std::to_string(dims.size()) +
+                            " dimensions; plans use at most 8");
+      int64_t elements = 1;
+      for (const json &d : dims) {
         if (!d.is_number_integer() || d.get<int64_t>() < 0 ||
-            d.get<int64_t>() > kAbsurdSize * 64)
-          v.fail("shape", "holds " + describeJson(d) + ", expected a size");
+            d.get<int64_t>() > kMaxValueElements)
+          v.fail("shape", "holds " + describeJson(d) + ", expected a size in [0, " +
+                              std::to_string(kMaxValueElements) + "]");
         shape.push_back(d.get<int64_t>());
+        // Both factors are at most 2^31, so the product cannot overflow.
+        elements = std::min(elements * std::max<int64_t>(d.get<int64_t>(), 0),
+                            kMaxValueElements + 1);
       }
+      if (elements > kMaxValueElements)
+        v.fail("shape", "holds more than " + std::to_string(kMaxValueElements) +
+                            " elements, more than any rank can compute");
       fn.valueShapes.push_back(shape);
     }
     if (object.has("args"))
@@ -341,6 +394,9 @@ public:
 private:
   std::vector<int> ids(const JsonObject &object, const std::string &field,
                        const Function &fn) {
+    if (fn.valueShapes.empty() && object.has(field) &&
+        object.raw()[field].is_array() && !object.raw()[field].empty())
+      object.fail(field, "names values, but the function declares none");
     std::vector<int> out;
     for (int64_t id : object.getIntList(field, 0, int64_t(fn.valueShapes.size()) - 1))
       out.push_back(int(id));
@@ -352,15 +408,17 @@ private:
     op.name = object.getString("op");
     auto kind = opKinds().find(op.name);
     if (kind == opKinds().end())
-      object.fail("op", "is '" + op.name + "', which this dit-run cannot execute");
+      object.fail("op", "is '" + escapeForMessage(op.name.substr(0, 80)) +
+                            "', which this dit-run cannot execute");
     op.kind = kind->second;
-    if (object.has("in") && !object.raw()["in"].empty())
+    if (object.has("in"))
       op.inputs = ids(object, "in", fn);
-    if (object.has("out") && !object.raw()["out"].empty())
+    if (object.has("out"))
       op.outputs = ids(object, "out", fn);
-    op.attrs = object.has("attrs") ? object.raw()["attrs"] : json::object();
-    if (!op.attrs.is_object())
-      object.fail("attrs", "is not an object");
+    static const json empty = json::object();
+    const json &raw = object.has("attrs") ? object.raw()["attrs"] : empty;
+    if (!raw.is_object())
+      object.fail("attrs", "is " + describeJson(raw) + ", expected an object");
     if (op.kind == OpKind::Call)
       op.callee = object.getString("callee");
     if (object.has("params")) {
@@ -368,61 +426,212 @@ private:
       for (size_t i = 0; i < params.size(); ++i)
         op.params.push_back(readParam(element(object, "params", i)));
     }
-    JsonObject attrs(file, &op.attrs, object.keyPath("attrs") + ".");
+    JsonObject attrs(file, &raw, object.keyPath("attrs") + ".");
+    decodeAttrs(op, attrs);
+    return op;
+  }
+
+  std::vector<std::string> axisList(const JsonObject &attrs,
+                                    const std::string &field) {
+    std::vector<std::string> out;
+    if (!attrs.has(field) || !attrs.raw()[field].is_array() ||
+        attrs.raw()[field].empty())
+      attrs.fail(field, "is missing or not a non-empty list of axis names");
+    for (const json &a : attrs.raw()[field]) {
+      if (!a.is_string() ||
+          std::find(std::begin(kAxisNames), std::end(kAxisNames),
+                    a.get<std::string>()) == std::end(kAxisNames))
+        attrs.fail(field, "names " + describeJson(a) +
+                              ", not one of dp, cfg, pp, ring, kv_gather, "
+                              "ulysses, tp");
+      if (std::count(out.begin(), out.end(), a.get<std::string>()))
+        attrs.fail(field, "names '" + a.get<std::string>() + "' twice");
+      out.push_back(a.get<std::string>());
+    }
+    return out;
+  }
+
+  static bool textPrefix(const JsonObject &attrs, bool required) {
+    if (!required && !attrs.has("text_position"))
+      return true;
+    std::string position = attrs.getString("text_position");
+    if (position != "prefix" && position != "suffix")
+      attrs.fail("text_position", "is '" + escapeForMessage(position) +
+                                      "'; expected prefix or suffix");
+    return position == "prefix";
+  }
+
+  static std::array<int64_t, 3> triple(const JsonObject &attrs,
+                                       const std::string &field, int64_t min,
+                                       int64_t max) {
+    std::vector<int64_t> list = attrs.getIntList(field, min, max);
+    if (list.size() != 3)
+      attrs.fail(field, "has " + std::to_string(list.size()) +
+                            " entries, expected 3");
+    return {list[0], list[1], list[2]};
+  }
+
+  void decodeAttrs(Op &op, const JsonObject &attrs) {
+    OpAttrs &a = op.a;
+    constexpr int64_t kDims = 8; // axes index value shapes of at most 8 dims
+    a.block = attrs.getOptionalInt("dit.block", 0, kAbsurdSize).value_or(-1);
     op.betweenSteps = attrs.getOptionalBool("dit.between_steps", false);
-    auto axisList = [&](const std::string &field) {
-      std::vector<std::string> out;
-      if (!attrs.has(field) || !op.attrs[field].is_array())
-        attrs.fail(field, "is missing or not a list of axis names");
-      for (const json &a : op.attrs[field]) {
-        if (!a.is_string() || manifest.axisSize(a.get<std::string>()) < 1 ||
-            std::find(std::begin(kAxisNames), std::end(kAxisNames),
-                      a.get<std::string>()) == std::end(kAxisNames))
-          attrs.fail(field, "names " + describeJson(a) + ", not a mesh axis");
-        out.push_back(a.get<std::string>());
-      }
-      return out;
-    };
     switch (op.kind) {
-    case OpKind::AllReduce: case OpKind::AllGather: case OpKind::AllToAll:
-    case OpKind::AllSlice: case OpKind::Send: case OpKind::Recv:
-      op.axes = axisList("axes");
+    case OpKind::TimestepEmbedding:
+      a.freqDim = attrs.getInt("freq_dim", 2, 1 << 20);
+      if (a.freqDim % 2)
+        attrs.fail("freq_dim", "is " + std::to_string(a.freqDim) +
+                                   "; the sinusoidal embedding needs an even size");
       break;
-    case OpKind::LayerNorm: case OpKind::RmsNorm:
+    case OpKind::AdalnModulation:
+      a.table = attrs.getOptionalBool("table", false);
+      a.numChunks = attrs.getInt("num_chunks", 1, 64);
+      break;
+    case OpKind::Modulate:
+      a.scaleChunk = attrs.getInt("scale", 0, 63);
+      a.shiftChunk = attrs.getOptionalInt("shift", 0, 63).value_or(-1);
+      break;
+    case OpKind::ResidualAdd:
+      a.gateChunk = attrs.getOptionalInt("gate_chunk", 0, 63).value_or(-1);
+      break;
+    case OpKind::LayerNorm:
+    case OpKind::RmsNorm:
+      a.affine = attrs.getOptionalBool("affine", false);
+      a.eps = attrs.getOptionalDouble("eps", -1.0, 0.0, 1.0);
+      if (a.eps < 0)
+        attrs.fail("eps", "is missing; expected a number in [0, 1]");
+      a.groupSize = attrs.getOptionalInt("group_size", 1, kMaxValueElements).value_or(0);
       if (attrs.has("dit.reduce_stats_over"))
-        op.axes = axisList("dit.reduce_stats_over");
+        op.axes = axisList(attrs, "dit.reduce_stats_over");
+      break;
+    case OpKind::Rope:
+      a.numHeads = attrs.getInt("num_heads", 1, 1 << 16);
+      a.textTokens = attrs.getInt("text_tokens", 0, kMaxValueElements);
+      a.textPrefix = textPrefix(attrs, false);
+      a.grid = triple(attrs, "grid", 1, kMaxValueElements);
+      a.axesDims = triple(attrs, "axes_dims", 0, 1 << 16);
+      a.theta = attrs.getOptionalDouble("theta", -1.0, 1e-6, 1e12);
+      if (a.theta < 0)
+        attrs.fail("theta", "is missing; expected a number in [1e-06, 1e+12]");
+      a.sequenceShards = attrs.getOptionalInt("sequence_shards", 1, 1 << 20).value_or(1);
       break;
     case OpKind::Attention:
-      if (attrs.has("dit.ring_axis"))
-        op.axes = {attrs.getString("ring_axis_name")};
+      a.numHeads = attrs.getInt("num_heads", 1, 1 << 16);
+      a.textTokens = attrs.getOptionalInt("text_tokens", 0, kMaxValueElements).value_or(0);
+      a.textPrefix = textPrefix(attrs, false);
+      if (attrs.has("dit.ring_axis")) {
+        std::string axis = attrs.getString("ring_axis_name");
+        if (std::find(std::begin(kAxisNames), std::end(kAxisNames), axis) ==
+            std::end(kAxisNames))
+          attrs.fail("ring_axis_name", "is '" + escapeForMessage(axis) +
+                                           "', not a mesh axis");
+        op.axes = {axis};
+      }
       break;
+    case OpKind::Activation: {
+      static const std::map<std::string, ActivationKind> kinds = {
+          {"gelu", ActivationKind::Gelu}, {"gelu_tanh", ActivationKind::GeluTanh},
+          {"silu", ActivationKind::Silu}, {"swiglu", ActivationKind::SwiGlu},
+          {"geglu", ActivationKind::GeGlu}};
+      std::string kind = attrs.getString("kind");
+      auto it = kinds.find(kind);
+      if (it == kinds.end())
+        attrs.fail("kind", "is '" + escapeForMessage(kind) +
+                               "'; expected gelu, gelu_tanh, silu, swiglu or geglu");
+      a.activation = it->second;
+      break;
+    }
+    case OpKind::ConcatStreams:
+    case OpKind::SplitStreams:
+      a.textPrefix = textPrefix(attrs, true);
+      break;
+    case OpKind::TensorConcat:
+      a.axis = attrs.getInt("dim", 0, kDims - 1);
+      break;
+    case OpKind::Stack:
+    case OpKind::Unstack:
+      a.axis = attrs.getInt("axis", 0, kDims - 1);
+      break;
+    case OpKind::CfgCombine: {
+      const json &scales = attrs.has("guidance_scales") ? attrs.raw()["guidance_scales"]
+                                                        : json();
+      if (!scales.is_array() || scales.empty() || scales.size() > 16)
+        attrs.fail("guidance_scales", "is " + describeJson(scales) +
+                                          ", expected a list of 1 to 16 numbers");
+      for (const json &v : scales) {
+        if (!v.is_number() || !std::isfinite(v.get<double>()) ||
+            std::fabs(v.get<double>()) > 1e6)
+          attrs.fail("guidance_scales", "holds " + describeJson(v) +
+                                            ", expected a number in [-1e6, 1e6]");
+        a.guidanceScales.push_back(v.get<double>());
+      }
+      break;
+    }
+    case OpKind::SchedulerStep: {
+      std::string kind = attrs.getOptionalString("kind").value_or("flow_match_euler");
+      if (kind != "flow_match_euler")
+        attrs.fail("kind", "is '" + escapeForMessage(kind) +
+                               "'; this dit-run steps flow_match_euler");
+      break;
+    }
+    case OpKind::AllReduce:
+      op.axes = axisList(attrs, "axes");
+      if (auto reduction = attrs.getOptionalString("reduction");
+          reduction && *reduction != "sum")
+        attrs.fail("reduction", "is '" + escapeForMessage(*reduction) +
+                                    "'; this dit-run reduces with sum");
+      break;
+    case OpKind::AllGather:
+      op.axes = axisList(attrs, "axes");
+      a.axis = attrs.getInt("gather_axis", 0, kDims - 1);
+      break;
+    case OpKind::AllToAll:
+      op.axes = axisList(attrs, "axes");
+      a.splitAxis = attrs.getInt("split_axis", 0, kDims - 1);
+      a.concatAxis = attrs.getInt("concat_axis", 0, kDims - 1);
+      break;
+    case OpKind::AllSlice:
+      op.axes = axisList(attrs, "axes");
+      a.axis = attrs.getInt("slice_axis", 0, kDims - 1);
+      break;
+    case OpKind::Send:
+    case OpKind::Recv: {
+      op.axes = axisList(attrs, "axes");
+      const char *field = op.kind == OpKind::Send ? "destination" : "source";
+      std::vector<int64_t> peer = attrs.getIntList(field, 0, 1 << 20);
+      if (peer.size() != 1)
+        attrs.fail(field, "lists " + std::to_string(peer.size()) +
+                              " indices; expected one in-group index");
+      a.peer = peer[0];
+      break;
+    }
     default:
       break;
     }
-    size_t minInputs = 0;
-    switch (op.kind) {
-    case OpKind::Modulate: case OpKind::ResidualAdd: case OpKind::ConcatStreams:
-      minInputs = 2; break;
-    case OpKind::SchedulerStep: minInputs = 4; break;
-    case OpKind::TensorEmpty: case OpKind::Call: minInputs = 0; break;
-    default: minInputs = 1; break;
-    }
-    if (op.inputs.size() < minInputs)
-      object.fail("in", "lists " + std::to_string(op.inputs.size()) + " operands; '" +
-                            op.name + "' takes at least " + std::to_string(minInputs));
-    if (op.outputs.empty() && op.kind != OpKind::Send && op.kind != OpKind::Call)
-      object.fail("out", "is empty; '" + op.name + "' produces a value");
-    return op;
   }
 
   ParamSpec readParam(const JsonObject &object) {
     ParamSpec p;
     p.name = object.getString("name");
-    p.shape = object.getIntList("shape", 1, kAbsurdSize * 64);
+    if (p.name.empty() || p.name.size() > 1024)
+      object.fail("name", "is empty or longer than 1024 characters");
+    p.shape = object.getIntList("shape", 1, kMaxValueElements);
+    if (p.shape.empty() || p.shape.size() > 8)
+      object.fail("shape", "has " + std::to_string(p.shape.size()) +
+                               " dimensions; expected 1 to 8");
+    int64_t elements = 1;
+    for (int64_t d : p.shape)
+      elements = std::min(elements * d, kMaxValueElements + 1);
+    if (elements > kMaxValueElements)
+      object.fail("shape", "holds more than " + std::to_string(kMaxValueElements) +
+                               " elements");
     if (object.has("split")) {
       JsonObject split = object.getObject("split");
       p.splitDim = int(split.getInt("dim", 0, int64_t(p.shape.size()) - 1));
-      p.segments = split.getIntList("segments", 1, kAbsurdSize * 64);
+      p.segments = split.getIntList("segments", 1, kMaxValueElements);
+      if (p.segments.empty() || p.segments.size() > 64)
+        split.fail("segments", "lists " + std::to_string(p.segments.size()) +
+                                   " segments; expected 1 to 64");
       int64_t total = 0, tp = manifest.axisSize("tp");
       for (int64_t w : p.segments) {
         total += w;
@@ -434,7 +643,7 @@ private:
       if (total != p.shape[p.splitDim])
         split.fail("segments", "add up to " + std::to_string(total) +
                                    " but dimension " + std::to_string(p.splitDim) +
-                                   " of '" + p.name + "' is " +
+                                   " of '" + escapeForMessage(p.name) + "' is " +
                                    std::to_string(p.shape[p.splitDim]));
     }
     p.onlyOnTpZero = object.has("only_on_axis_coordinate_0");
@@ -446,32 +655,38 @@ private:
 };
 } // namespace
 
+std::vector<int64_t> ranksRunning(const Manifest &manifest, const std::string &id) {
+  std::vector<int64_t> out;
+  for (const RankEntry &entry : manifest.ranks)
+    if (entry.program == id || entry.program2 == id)
+      out.push_back(entry.rank);
+  return out;
+}
+
 Program loadProgram(const Manifest &manifest, const std::string &id) {
   const ProgramEntry &entry = manifest.programEntry(id);
   Program program;
   program.id = id;
-  program.file = manifest.dir + "/" + entry.file;
+  program.file = escapeForMessage(manifest.dir + "/" + entry.file);
   program.sha256 = entry.sha256;
-  std::string text = readWholeFile(
-      program.file, "program '" + id + "'; a rank-<r> bundle carries only its "
-                    "own rank's programs");
+  std::string text =
+      readPlanFile(manifest.dir, entry.file, kMaxProgramFileBytes,
+                   "program '" + escapeForMessage(id) + "'",
+                   "a rank-<r> bundle carries only its own rank's programs");
   std::string actual = sha256Hex(text);
   if (actual != entry.sha256)
     throw BadInput(program.file + ": SHA-256 is " + actual.substr(0, 16) +
                    "... but the manifest expects " + entry.sha256.substr(0, 16) +
                    "...; the file is corrupt or from another plan");
-  json raw;
-  try {
-    raw = json::parse(text);
-  } catch (const std::exception &error) {
-    throw BadInput(program.file + ": not valid JSON: " + error.what());
-  }
+  // A matching hash proves the ranks agree on the file, not that it is sane:
+  // everything below is checked as if it came from anywhere.
+  json raw = JsonObject::parseText(text, program.file);
   if (!raw.is_object())
     throw BadInput(program.file + ": expected a JSON object");
   JsonObject top(program.file, &raw);
   program.expert = top.getOptionalString("expert").value_or("transformer");
   if (program.expert != "transformer" && program.expert != "transformer_2")
-    top.fail("expert", "is '" + program.expert +
+    top.fail("expert", "is '" + escapeForMessage(program.expert) +
                            "'; expected transformer or transformer_2");
   FunctionReader reader(manifest, program.file);
   program.step = reader.read(top, id, "outputs");
@@ -483,39 +698,23 @@ Program loadProgram(const Manifest &manifest, const std::string &id) {
     StepInput input;
     input.name = in.getString("name");
     if (!known.count(input.name))
-      in.fail("name", "is '" + input.name + "'; expected one of latents, "
-                                            "timestep, sigma, sigma_next, text, "
-                                            "pooled_text, guidance");
+      in.fail("name", "is '" + escapeForMessage(input.name) +
+                          "'; expected one of latents, timestep, sigma, "
+                          "sigma_next, text, pooled_text, guidance");
+    if (program.step.valueShapes.empty())
+      in.fail("value", "names a value, but the program declares none");
     input.value = int(in.getInt("value", 0, int64_t(program.step.valueShapes.size()) - 1));
     input.branch = int(in.getOptionalInt("branch", 0, manifest.branches - 1).value_or(0));
     program.inputs.push_back(input);
   }
   JsonObject functions = top.getObject("functions");
+  if (raw["functions"].size() > 4096)
+    functions.fail("", "holds " + std::to_string(raw["functions"].size()) +
+                           " functions; a plan has a handful");
   for (auto it = raw["functions"].begin(); it != raw["functions"].end(); ++it)
     program.functions[it.key()] =
         reader.read(functions.getObject(it.key()), it.key(), "results");
-  // Every call must name a function that exists, with matching arity.
-  auto checkCalls = [&](const Function &fn) {
-    for (const Op &op : fn.ops) {
-      if (op.kind != OpKind::Call)
-        continue;
-      auto callee = program.functions.find(op.callee);
-      if (callee == program.functions.end())
-        throw BadInput(program.file + ": '" + fn.name + "' calls '" + op.callee +
-                       "', which is not under 'functions'");
-      if (callee->second.args.size() != op.inputs.size() ||
-          callee->second.results.size() != op.outputs.size())
-        throw BadInput(program.file + ": the call of '" + op.callee +
-                       "' passes " + std::to_string(op.inputs.size()) +
-                       " values but the function takes " +
-                       std::to_string(callee->second.args.size()));
-      if (op.callee == fn.name)
-        throw BadInput(program.file + ": '" + fn.name + "' calls itself");
-    }
-  };
-  checkCalls(program.step);
-  for (auto &fn : program.functions)
-    checkCalls(fn.second);
+  validateProgram(manifest, program, ranksRunning(manifest, id));
   return program;
 }
 

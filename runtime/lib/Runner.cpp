@@ -5,12 +5,15 @@
 #include "ditc/Runtime/Npy.h"
 #include "ditc/Support/AtomicFile.h"
 #include "ditc/Support/BadInput.h"
+#include "ditc/Support/ReadFile.h"
 
 #include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <dlfcn.h>
 #include <chrono>
+#include <climits>
+#include <cstdlib>
 #include <cstdio>
 #include <set>
 #include <sys/stat.h>
@@ -29,15 +32,11 @@ struct LoadedRank {
 };
 } // namespace
 
-static std::string folderOf(const std::string &path) {
-  size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-}
-
 /// The rank a rank-<r>/ bundle folder was written for, or -1.
 static int64_t bundleRank(const std::string &dir) {
   std::string name = dir.substr(dir.find_last_of('/') + 1);
-  if (name.rfind("rank-", 0) != 0 || name.size() == 5 ||
+  // Ranks are below 2^20, so more than 7 digits is no bundle ditc wrote.
+  if (name.rfind("rank-", 0) != 0 || name.size() == 5 || name.size() > 12 ||
       name.find_first_not_of("0123456789", 5) != std::string::npos)
     return -1;
   return std::stoll(name.substr(5));
@@ -56,6 +55,34 @@ static Program loadRankProgram(const Manifest &m, const std::string &id,
                    " on rank-" + std::to_string(rank) +
                    "/ or on the full plan folder (--nproc needs the full folder)");
   return loadProgram(m, id);
+}
+
+/// Rank 0 writes --output and --report. Both are checked before any work:
+/// each must be absent or a regular file in a writable folder (never a
+/// device, FIFO, symlink or folder), they must differ, and neither may lie
+/// inside the plan folder, whose files the run reads.
+static void checkOutputs(const RunOptions &options, const Manifest &m) {
+  char root[PATH_MAX];
+  std::string plan = ::realpath(m.dir.c_str(), root) ? std::string(root) : m.dir;
+  std::string output;
+  for (const auto &[flag, path] :
+       {std::pair<std::string, std::string>{"--output", options.output},
+        {"--report", options.report}}) {
+    if (path.empty())
+      continue;
+    checkOutputPath(path, flag);
+    std::string canonical = canonicalOutputPath(path);
+    if (canonical.rfind(plan + "/", 0) == 0)
+      throw BadInput(flag + " " + escapeForMessage(path) +
+                     ": lies inside the plan folder " + escapeForMessage(plan) +
+                     "; write outputs elsewhere, so a run never changes its plan");
+    if (flag == "--output")
+      output = canonical;
+    else if (canonical == output)
+      throw BadInput("--report " + escapeForMessage(path) +
+                     ": is the same file as --output; give the report its own "
+                     "name");
+  }
 }
 
 static LoadedRank load(const RunOptions &options) {
@@ -81,7 +108,7 @@ static LoadedRank load(const RunOptions &options) {
         got += (got.empty() ? "" : ", ") + std::to_string(d);
       for (int64_t d : expected)
         want += (want.empty() ? "" : ", ") + std::to_string(d);
-      throw BadInput(options.textEmbeds + ": shape is (" + got +
+      throw BadInput(escapeForMessage(options.textEmbeds) + ": shape is (" + got +
                      ") but the plan needs (" + want +
                      ") = (branches, batch, text_tokens, text_embed_dim)");
     }
@@ -89,27 +116,19 @@ static LoadedRank load(const RunOptions &options) {
     for (int64_t b = 0; b < m.branches; ++b)
       loaded.texts.push_back(all[b]);
   }
-  // Rank 0 writes the files; refuse an unwritable folder before any work.
-  for (const auto &[flag, path] : {std::pair<std::string, std::string>{"--output", options.output},
-                                   {"--report", options.report}}) {
-    if (options.rank != 0 || path.empty())
-      continue;
-    struct stat info;
-    std::string folder = folderOf(path);
-    if (::stat(folder.c_str(), &info) != 0 || !S_ISDIR(info.st_mode) ||
-        ::access(folder.c_str(), W_OK) != 0)
-      throw BadInput(flag + " " + path + ": folder '" + folder +
-                     "' does not exist or is not writable");
-  }
+  if (options.rank == 0)
+    checkOutputs(options, m);
   return loaded;
 }
 
 void validateBeforeRendezvous(const RunOptions &options) {
   LoadedRank loaded = load(options);
-  // The launcher validates every rank's programs, not just one rank's.
+  // The launcher validates every program any rank runs, each once (for all
+  // the ranks that run it), not just rank 0's.
+  std::set<std::string> checked;
   for (const RankEntry &entry : loaded.manifest.ranks)
     for (const auto &id : {entry.program, entry.program2})
-      if (id)
+      if (id && checked.insert(*id).second)
         loadRankProgram(loaded.manifest, *id, entry.rank);
 }
 
@@ -330,10 +349,8 @@ void runRank(const RunOptions &options) {
         value = at::full({m.batch}, 3.5, device); // guidance
       inputs[in.value] = value;
     }
+    // validateProgram proved the program has exactly one output.
     std::vector<at::Tensor> outputs = executor.runStep(inputs, step + 1 == steps);
-    if (outputs.size() != 1)
-      throw BadInput(executor.program().file + ": a program has one output (the "
-                     "next latents), not " + std::to_string(outputs.size()));
     latents = outputs[0].to(at::kFloat);
     StepTiming timing;
     timing.totalMs =

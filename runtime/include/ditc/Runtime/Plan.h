@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
@@ -39,11 +40,46 @@ enum class OpKind {
   Recv,
 };
 
+enum class ActivationKind { Gelu, GeluTanh, Silu, SwiGlu, GeGlu };
+
+/// An op's attributes, decoded and range-checked at load (docs/plan-format.md
+/// lists them per op). The executor reads only these fields, never the
+/// plan's JSON: validated once, then trusted.
+struct OpAttrs {
+  int64_t block = -1; // dit.block, for messages
+  // rope, attention
+  int64_t numHeads = 0;
+  int64_t textTokens = 0;
+  bool textPrefix = true; // also concat_streams, split_streams
+  // rope
+  std::array<int64_t, 3> grid{}, axesDims{};
+  double theta = 0;
+  int64_t sequenceShards = 1;
+  // timestep_embedding
+  int64_t freqDim = 0;
+  // adaln_modulation
+  int64_t numChunks = 0;
+  bool table = false;
+  // modulate (shift -1: none), residual_add with a gate
+  int64_t scaleChunk = -1, shiftChunk = -1, gateChunk = -1;
+  // norms (groupSize 0: the whole width)
+  bool affine = false;
+  double eps = 0;
+  int64_t groupSize = 0;
+  ActivationKind activation = ActivationKind::Gelu;
+  /// tensor.concat's dim, stack/unstack's axis, all_gather's gather_axis,
+  /// all_slice's slice_axis.
+  int64_t axis = 0;
+  int64_t splitAxis = 0, concatAxis = 0; // all_to_all
+  int64_t peer = -1; // send destination / recv source: an index in the group
+  std::vector<double> guidanceScales;
+};
+
 struct Op {
   OpKind kind;
   std::string name; // as written in the plan, for messages
   std::vector<int> inputs, outputs;
-  nlohmann::json attrs;
+  OpAttrs a;
   std::vector<ParamSpec> params;
   std::string callee;
   /// Axis names a collective runs over (or tp for norm statistics, or the
@@ -130,8 +166,28 @@ struct Manifest {
 Manifest loadManifest(const std::string &dir);
 
 /// Reads the program `id` of `manifest`; refuses a file whose SHA-256 does
-/// not match the manifest, and any op the runtime cannot execute.
+/// not match the manifest, and any op the runtime cannot execute. Then
+/// validateProgram checks it for every rank that runs it.
 Program loadProgram(const Manifest &manifest, const std::string &id);
+
+/// The ranks whose entry names program `id` (as program or program_2).
+std::vector<int64_t> ranksRunning(const Manifest &manifest, const std::string &id);
+
+/// Checks a decoded program against the ops' semantics, as run by `ranks`:
+/// every value is defined before use and once; every op's operand, result
+/// and parameter shapes are what the op computes from its attributes;
+/// collective axes split evenly over each rank's group; send and recv peers
+/// lie in the group and are not the rank itself; calls name functions, nest
+/// at most kMaxCallDepth deep and run at most kMaxOpsPerStep ops per step;
+/// no value holds more than kMaxValueElements elements; the step's inputs
+/// and output have the shapes the runner feeds and gathers. Throws BadInput
+/// naming the file, the function, the op and the attribute.
+void validateProgram(const Manifest &manifest, const Program &program,
+                     const std::vector<int64_t> &ranks);
+
+constexpr int kMaxCallDepth = 8;
+constexpr int64_t kMaxOpsPerStep = int64_t(1) << 22;
+constexpr int64_t kMaxValueElements = int64_t(1) << 31;
 
 } // namespace ditc::runtime
 

@@ -1,0 +1,665 @@
+//===- PlanValidator.cpp - a program checked against the ops' semantics ---===//
+//
+// The plan hash proves that the ranks agree on a plan, not that the plan is
+// sane. This pass walks a decoded program once, before any rank joins the
+// rendezvous, and proves what the executor then assumes: every operand
+// exists when it is read, every shape is the one the op computes from its
+// attributes and operands, collectives split evenly over their groups, and
+// the step's total work is bounded. Nothing malformed reaches ATen or c10d.
+//
+//===----------------------------------------------------------------------===//
+#include "ditc/Runtime/Plan.h"
+#include "ditc/Support/BadInput.h"
+#include "ditc/Support/ReadFile.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+
+namespace ditc::runtime {
+
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+std::string show(const Shape &shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
+int64_t elementsOf(const Shape &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n = std::min(n * d, kMaxValueElements + 1); // d <= 2^31: no overflow
+  return n;
+}
+
+/// The size of the group a collective over some axes runs on, and each
+/// rank's index in it, computed the way Manifest::groupOf orders members,
+/// in one pass over the ranks rather than one per rank.
+struct GroupShape {
+  std::vector<int64_t> size, index; // per global rank; 0 / -1 without a program
+};
+
+GroupShape groupShape(const Manifest &m, const std::vector<std::string> &axes) {
+  auto inGroup = [&](const std::string &axis) {
+    return std::find(axes.begin(), axes.end(), axis) != axes.end();
+  };
+  std::map<Shape, std::vector<std::pair<Shape, int64_t>>> groups;
+  for (const RankEntry &entry : m.ranks) {
+    if (!entry.program)
+      continue;
+    Shape outside, inside;
+    for (const Axis &a : m.axes)
+      (inGroup(a.name) ? inside : outside).push_back(entry.coords.at(a.name));
+    groups[outside].push_back({inside, entry.rank});
+  }
+  GroupShape out;
+  out.size.assign(m.ranks.size(), 0);
+  out.index.assign(m.ranks.size(), -1);
+  for (auto &group : groups) {
+    std::sort(group.second.begin(), group.second.end());
+    for (size_t i = 0; i < group.second.size(); ++i) {
+      out.size[group.second[i].second] = int64_t(group.second.size());
+      out.index[group.second[i].second] = int64_t(i);
+    }
+  }
+  return out;
+}
+
+class ProgramValidator {
+public:
+  ProgramValidator(const Manifest &manifest, const Program &program,
+                   const std::vector<int64_t> &ranks)
+      : m(manifest), p(program), ranks(ranks) {}
+
+  void run() {
+    checkCallGraph();
+    checkStepInterface();
+    std::vector<char> defined(p.step.valueShapes.size(), 0);
+    for (const StepInput &in : p.inputs)
+      defined[in.value] = 1;
+    checkFunction(p.step, defined);
+    for (const auto &[name, fn] : p.functions) {
+      std::vector<char> args(fn.valueShapes.size(), 0);
+      for (int id : fn.args) {
+        if (args[id])
+          failIn(fn, "lists value " + std::to_string(id) + " twice under 'args'");
+        args[id] = 1;
+      }
+      checkFunction(fn, args);
+    }
+  }
+
+private:
+  [[noreturn]] void failIn(const Function &fn, const std::string &problem) const {
+    throw BadInput(p.file + ": function '" + escapeForMessage(fn.name) + "' " +
+                   problem);
+  }
+
+  [[noreturn]] void fail(const std::string &problem) const {
+    std::string where = p.file + ": function '" + escapeForMessage(fn->name) +
+                        "', op #" + std::to_string(opIndex) + " '" + op->name + "'";
+    if (op->a.block >= 0)
+      where += " (block " + std::to_string(op->a.block) + ")";
+    throw BadInput(where + ": " + problem);
+  }
+
+  //===--------------------------------------------------------------------===//
+  // The program as a whole
+  //===--------------------------------------------------------------------===//
+
+  /// Calls form no cycle, nest at most kMaxCallDepth deep, and one step
+  /// runs at most kMaxOpsPerStep ops once every call is expanded: a program
+  /// of 30 calls per level, 7 levels deep, is refused here rather than run.
+  void checkCallGraph() {
+    std::map<const Function *, std::pair<int, int64_t>> done; // depth, ops
+    std::vector<const Function *> stack;
+    std::function<std::pair<int, int64_t>(const Function &)> visit =
+        [&](const Function &f) -> std::pair<int, int64_t> {
+      if (auto it = done.find(&f); it != done.end())
+        return it->second;
+      if (std::find(stack.begin(), stack.end(), &f) != stack.end())
+        failIn(f, "is called recursively (through " +
+                      escapeForMessage(stack.back()->name) +
+                      "); plans never recurse");
+      stack.push_back(&f);
+      int depth = 0;
+      int64_t ops = 0;
+      for (const Op &o : f.ops) {
+        ops += 1;
+        if (o.kind != OpKind::Call)
+          continue;
+        auto callee = p.functions.find(o.callee);
+        if (callee == p.functions.end())
+          failIn(f, "calls '" + escapeForMessage(o.callee) +
+                        "', which is not under 'functions'");
+        auto [calleeDepth, calleeOps] = visit(callee->second);
+        depth = std::max(depth, calleeDepth + 1);
+        ops = std::min(ops + calleeOps, kMaxOpsPerStep + 1);
+      }
+      stack.pop_back();
+      if (depth > kMaxCallDepth)
+        failIn(f, "nests calls " + std::to_string(depth) +
+                      " deep; a plan nests at most " +
+                      std::to_string(kMaxCallDepth));
+      return done[&f] = {depth, ops};
+    };
+    int64_t total = visit(p.step).second;
+    if (total > kMaxOpsPerStep)
+      throw BadInput(p.file + ": one step runs more than " +
+                     std::to_string(kMaxOpsPerStep) +
+                     " ops once its calls are expanded; a real plan runs at "
+                     "most a few thousand");
+  }
+
+  /// The values the runner feeds in and gathers out have the shapes it
+  /// makes: latent tokens [B, S/n, F], timestep and guidance [B], sigmas
+  /// 0-d, text [B, T, E], pooled text [B, P], one output like the latents.
+  void checkStepInterface() {
+    Shape latents = {m.batch, m.latentTokens / m.latentBlocks(), m.latentFeatures};
+    std::vector<char> seen(p.step.valueShapes.size(), 0);
+    for (const StepInput &in : p.inputs) {
+      Shape expected;
+      if (in.name == "latents")
+        expected = latents;
+      else if (in.name == "timestep" || in.name == "guidance")
+        expected = {m.batch};
+      else if (in.name == "sigma" || in.name == "sigma_next")
+        expected = {};
+      else if (in.name == "text")
+        expected = {m.batch, m.textTokens, m.textEmbedDim};
+      else
+        expected = {m.batch, m.pooledDim};
+      const Shape &declared = p.step.valueShapes[in.value];
+      if (declared != expected)
+        throw BadInput(p.file + ": input '" + in.name + "' is value " +
+                       std::to_string(in.value) + " of shape " + show(declared) +
+                       ", but the runner feeds " + show(expected));
+      if (seen[in.value])
+        throw BadInput(p.file + ": value " + std::to_string(in.value) +
+                       " is named by two step inputs");
+      seen[in.value] = 1;
+    }
+    if (p.step.results.size() != 1)
+      throw BadInput(p.file + ": lists " + std::to_string(p.step.results.size()) +
+                     " outputs; a program has one (the next latents)");
+    const Shape &out = p.step.valueShapes[p.step.results[0]];
+    if (out != latents)
+      throw BadInput(p.file + ": the output has shape " + show(out) +
+                     ", but this rank's latent block is " + show(latents));
+  }
+
+  //===--------------------------------------------------------------------===//
+  // One function
+  //===--------------------------------------------------------------------===//
+
+  void checkFunction(const Function &f, std::vector<char> defined) {
+    fn = &f;
+    for (opIndex = 0; opIndex < f.ops.size(); ++opIndex) {
+      op = &f.ops[opIndex];
+      for (int id : op->inputs)
+        if (!defined[id])
+          fail("reads value " + std::to_string(id) + " before any op defines it");
+      checkOp();
+      for (int id : op->outputs) {
+        if (defined[id])
+          fail("defines value " + std::to_string(id) +
+               ", which is already defined; values are defined once");
+        defined[id] = 1;
+      }
+    }
+    for (int id : f.results)
+      if (!defined[id])
+        failIn(f, "returns value " + std::to_string(id) + ", which no op defines");
+  }
+
+  const Shape &in(size_t i) const { return fn->valueShapes[op->inputs[i]]; }
+  const Shape &out(size_t i) const { return fn->valueShapes[op->outputs[i]]; }
+
+  void expectCounts(size_t minIn, size_t maxIn, size_t outs) const {
+    if (op->inputs.size() < minIn || op->inputs.size() > maxIn)
+      fail("has " + std::to_string(op->inputs.size()) + " operands; expected " +
+           (minIn == maxIn ? std::to_string(minIn)
+                           : std::to_string(minIn) + " to " + std::to_string(maxIn)));
+    if (op->outputs.size() != outs)
+      fail("has " + std::to_string(op->outputs.size()) + " results; expected " +
+           std::to_string(outs));
+  }
+  void expectRank(const Shape &shape, size_t rank, const char *what) const {
+    if (shape.size() != rank)
+      fail(std::string(what) + " has shape " + show(shape) + "; expected " +
+           std::to_string(rank) + " dimensions");
+  }
+  void expectResult(const Shape &expected, size_t i = 0) const {
+    if (out(i) != expected)
+      fail("result " + std::to_string(i) + " is declared " + show(out(i)) +
+           ", but the op computes " + show(expected));
+  }
+  void expectAxis(int64_t axis, size_t rank, const char *attr) const {
+    if (axis < 0 || size_t(axis) >= rank)
+      fail("attribute '" + std::string(attr) + "' is " + std::to_string(axis) +
+           ", outside the operand's " + std::to_string(rank) + " dimensions");
+  }
+  void expectParams(size_t min, size_t max) const {
+    if (op->params.size() < min || op->params.size() > max)
+      fail("lists " + std::to_string(op->params.size()) + " parameters; expected " +
+           (min == max ? std::to_string(min)
+                       : std::to_string(min) + " to " + std::to_string(max)));
+  }
+  /// The slice of parameter `i` this rank holds.
+  Shape param(size_t i) const {
+    const ParamSpec &spec = op->params[i];
+    Shape local = spec.shape;
+    if (spec.splitDim >= 0)
+      local[spec.splitDim] /= m.axisSize("tp");
+    return local;
+  }
+  void expectParam(size_t i, const Shape &expected) const {
+    if (param(i) != expected)
+      fail("parameter '" + escapeForMessage(op->params[i].name) + "' is " +
+           show(param(i)) + " on this rank, but the operands need " +
+           show(expected));
+  }
+
+  /// The group size of the op's axes, the same for every rank that runs the
+  /// program; and, for send and recv, the peer must be another member.
+  int64_t groupSize() {
+    auto it = groups.find(op->axes);
+    if (it == groups.end())
+      it = groups.emplace(op->axes, groupShape(m, op->axes)).first;
+    const GroupShape &g = it->second;
+    int64_t size = -1;
+    for (int64_t r : ranks) {
+      if (size >= 0 && g.size[r] != size)
+        fail("runs over groups of different sizes on different ranks (" +
+             std::to_string(size) + " and " + std::to_string(g.size[r]) + ")");
+      size = g.size[r];
+      if ((op->kind == OpKind::Send || op->kind == OpKind::Recv) &&
+          (op->a.peer >= g.size[r] || op->a.peer == g.index[r]))
+        fail(std::string("attribute '") +
+             (op->kind == OpKind::Send ? "destination" : "source") + "' is [" +
+             std::to_string(op->a.peer) + "], but rank " + std::to_string(r) +
+             " is member " + std::to_string(g.index[r]) + " of a group of " +
+             std::to_string(g.size[r]) + "; the peer must be another member");
+    }
+    return std::max<int64_t>(size, 1);
+  }
+
+  void checkOp() {
+    const OpAttrs &a = op->a;
+    if (op->betweenSteps) {
+      // After the last step the op passes its first operand through.
+      if (op->inputs.empty() || op->outputs.size() != 1 || in(0) != out(0))
+        fail("is marked dit.between_steps, so its one result must have its "
+             "first operand's shape");
+    }
+    switch (op->kind) {
+    case OpKind::Call: {
+      const Function &callee = p.functions.at(op->callee);
+      if (callee.args.size() != op->inputs.size() ||
+          callee.results.size() != op->outputs.size())
+        fail("passes " + std::to_string(op->inputs.size()) + " values and takes " +
+             std::to_string(op->outputs.size()) + ", but '" +
+             escapeForMessage(op->callee) + "' has " +
+             std::to_string(callee.args.size()) + " arguments and " +
+             std::to_string(callee.results.size()) + " results");
+      for (size_t i = 0; i < callee.args.size(); ++i)
+        if (in(i) != callee.valueShapes[callee.args[i]])
+          fail("passes " + show(in(i)) + " as argument " + std::to_string(i) +
+               ", which '" + escapeForMessage(op->callee) + "' declares " +
+               show(callee.valueShapes[callee.args[i]]));
+      for (size_t i = 0; i < callee.results.size(); ++i)
+        expectResult(callee.valueShapes[callee.results[i]], i);
+      break;
+    }
+    case OpKind::TimestepEmbedding: {
+      expectCounts(1, 1, 1);
+      expectRank(in(0), 1, "the timestep");
+      expectParams(4, 4);
+      int64_t hidden = param(0).empty() ? 0 : param(0)[0];
+      expectParam(0, {hidden, a.freqDim});
+      expectParam(1, {hidden});
+      int64_t width = param(2).empty() ? 0 : param(2)[0];
+      expectParam(2, {width, hidden});
+      expectParam(3, {width});
+      expectResult({in(0)[0], width});
+      break;
+    }
+    case OpKind::PatchEmbed:
+    case OpKind::Linear: {
+      expectCounts(1, 1, 1);
+      if (in(0).empty())
+        fail("operand is 0-d; a linear map needs a feature dimension");
+      expectParams(1, 2);
+      if (param(0).size() != 2)
+        fail("weight '" + escapeForMessage(op->params[0].name) + "' is " +
+             show(param(0)) + "; expected [out, in]");
+      int64_t outFeatures = param(0)[0];
+      expectParam(0, {outFeatures, in(0).back()});
+      if (op->params.size() == 2)
+        expectParam(1, {outFeatures});
+      Shape result = in(0);
+      result.back() = outFeatures;
+      expectResult(result);
+      break;
+    }
+    case OpKind::AdalnModulation: {
+      expectCounts(1, 1, 1);
+      expectRank(in(0), 2, "the conditioning");
+      int64_t batch = in(0)[0];
+      if (a.table) {
+        expectParams(1, 1);
+        // The conditioning is one chunk broadcast over the table (Wan's
+        // final norm) or one row per chunk: [B, D] or [B, N * D].
+        Shape table = param(0);
+        if (table.size() != 3 || (table[0] != 1 && table[0] != batch) ||
+            table[1] != a.numChunks ||
+            (in(0)[1] != table[2] && in(0)[1] != table[1] * table[2]))
+          fail("table '" + escapeForMessage(op->params[0].name) + "' is " +
+               show(table) + ", which does not fit the conditioning " +
+               show(in(0)) + " in " + std::to_string(a.numChunks) +
+               " chunks: expected [1, " + std::to_string(a.numChunks) +
+               ", D] with the conditioning [B, D] or [B, " +
+               std::to_string(a.numChunks) + " * D]");
+        expectResult({batch, a.numChunks, table[2]});
+      } else {
+        expectParams(2, 2);
+        int64_t features = param(0).empty() ? 0 : param(0)[0];
+        expectParam(0, {features, in(0)[1]});
+        expectParam(1, {features});
+        if (features % a.numChunks)
+          fail(std::to_string(features) + " features do not split into " +
+               std::to_string(a.numChunks) + " chunks");
+        expectResult({batch, a.numChunks, features / a.numChunks});
+      }
+      break;
+    }
+    case OpKind::Modulate: {
+      expectCounts(2, 2, 1);
+      expectRank(in(0), 3, "the operand");
+      checkChunks(in(1), a.scaleChunk, "scale");
+      if (a.shiftChunk >= 0)
+        checkChunks(in(1), a.shiftChunk, "shift");
+      expectResult(in(0));
+      break;
+    }
+    case OpKind::ResidualAdd:
+      expectCounts(2, 3, 1);
+      if (in(1) != in(0))
+        fail("adds " + show(in(1)) + " to " + show(in(0)) + "; shapes must match");
+      if (op->inputs.size() == 3) {
+        expectRank(in(0), 3, "the residual");
+        if (a.gateChunk < 0)
+          fail("has a gate operand but no 'gate_chunk' attribute");
+        checkChunks(in(2), a.gateChunk, "gate_chunk");
+      }
+      expectResult(in(0));
+      break;
+    case OpKind::LayerNorm:
+    case OpKind::RmsNorm: {
+      expectCounts(1, 1, 1);
+      if (in(0).empty())
+        fail("operand is 0-d; a norm needs a feature dimension");
+      int64_t width = in(0).back();
+      int64_t group = a.groupSize ? a.groupSize : width;
+      if (group <= 0 || width % group)
+        fail("group_size " + std::to_string(group) + " does not divide the width " +
+             std::to_string(width));
+      if (a.affine) {
+        expectParams(1, op->kind == OpKind::LayerNorm ? 2 : 1);
+        Shape weight = param(0);
+        if (weight != Shape{width} && weight != Shape{group})
+          fail("weight '" + escapeForMessage(op->params[0].name) + "' is " +
+               show(weight) + "; expected [" + std::to_string(width) + "] or [" +
+               std::to_string(group) + "]");
+        if (op->params.size() == 2)
+          expectParam(1, weight);
+      }
+      if (!op->axes.empty())
+        groupSize();
+      expectResult(in(0));
+      break;
+    }
+    case OpKind::Rope: {
+      expectCounts(1, 1, 1);
+      expectRank(in(0), 3, "the operand");
+      int64_t seq = in(0)[1], width = in(0)[2];
+      if (width % a.numHeads)
+        fail(std::to_string(a.numHeads) + " heads do not divide the width " +
+             std::to_string(width));
+      int64_t headDim = width / a.numHeads;
+      if (a.axesDims[0] + a.axesDims[1] + a.axesDims[2] > headDim)
+        fail("axes_dims [" + std::to_string(a.axesDims[0]) + ", " +
+             std::to_string(a.axesDims[1]) + ", " + std::to_string(a.axesDims[2]) +
+             "] rotate more than the head dim " + std::to_string(headDim));
+      if (a.textTokens > seq)
+        fail("text_tokens " + std::to_string(a.textTokens) + " exceeds the " +
+             std::to_string(seq) + " rows");
+      int64_t image = seq - a.textTokens;
+      if (a.sequenceShards != 1 && a.sequenceShards != m.latentBlocks())
+        fail("sequence_shards is " + std::to_string(a.sequenceShards) +
+             ", but the latents are split into " + std::to_string(m.latentBlocks()) +
+             " blocks");
+      // Positions run over the whole grid: each shard rotates its block.
+      int64_t gridTokens = elementsOf({a.grid[0], a.grid[1], a.grid[2]});
+      if (gridTokens != image * a.sequenceShards)
+        fail("grid [" + std::to_string(a.grid[0]) + ", " +
+             std::to_string(a.grid[1]) + ", " + std::to_string(a.grid[2]) +
+             "] holds " + std::to_string(gridTokens) + " positions, but " +
+             std::to_string(a.sequenceShards) + " shard(s) of " +
+             std::to_string(image) + " image rows need " +
+             std::to_string(image * a.sequenceShards));
+      expectResult(in(0));
+      break;
+    }
+    case OpKind::Attention: {
+      expectCounts(1, 3, 1);
+      Shape q, k;
+      if (op->inputs.size() == 1) {
+        expectRank(in(0), 3, "the stacked q/k/v");
+        if (in(0)[2] % 3)
+          fail("stacked q/k/v width " + std::to_string(in(0)[2]) +
+               " does not split in three");
+        q = k = {in(0)[0], in(0)[1], in(0)[2] / 3};
+      } else if (op->inputs.size() == 3) {
+        expectRank(in(0), 3, "q");
+        expectRank(in(1), 3, "k");
+        q = in(0);
+        k = in(1);
+        if (in(2) != k)
+          fail("v is " + show(in(2)) + " but k is " + show(k));
+        if (k[0] != q[0] || k[2] != q[2])
+          fail("k is " + show(k) + " but q is " + show(q) +
+               "; batch and width must match");
+      } else {
+        fail("has 2 operands; attention takes q, k, v or one stacked operand");
+      }
+      if (q[2] % a.numHeads)
+        fail(std::to_string(a.numHeads) + " heads do not divide the width " +
+             std::to_string(q[2]));
+      if (!op->axes.empty()) {
+        groupSize();
+        if (a.textTokens > k[1])
+          fail("text_tokens " + std::to_string(a.textTokens) + " exceeds the " +
+               std::to_string(k[1]) + " key rows");
+      }
+      expectResult(q);
+      break;
+    }
+    case OpKind::Activation: {
+      expectCounts(1, 1, 1);
+      Shape result = in(0);
+      if (a.activation == ActivationKind::SwiGlu ||
+          a.activation == ActivationKind::GeGlu) {
+        if (result.empty() || result.back() % 2)
+          fail("a gated activation needs an even last dimension, not " +
+               show(in(0)));
+        result.back() /= 2;
+      }
+      expectResult(result);
+      break;
+    }
+    case OpKind::ConcatStreams: {
+      expectCounts(2, 2, 1);
+      expectRank(in(0), 3, "the first stream");
+      expectRank(in(1), 3, "the second stream");
+      if (in(0)[0] != in(1)[0] || in(0)[2] != in(1)[2])
+        fail("streams " + show(in(0)) + " and " + show(in(1)) +
+             " differ in batch or width");
+      expectResult({in(0)[0], in(0)[1] + in(1)[1], in(0)[2]});
+      break;
+    }
+    case OpKind::SplitStreams: {
+      expectCounts(1, 1, 2);
+      expectRank(in(0), 3, "the operand");
+      expectRank(out(0), 3, "the text result");
+      int64_t text = out(0)[1];
+      if (text > in(0)[1])
+        fail("splits " + std::to_string(text) + " text rows off " +
+             std::to_string(in(0)[1]));
+      expectResult({in(0)[0], text, in(0)[2]}, 0);
+      expectResult({in(0)[0], in(0)[1] - text, in(0)[2]}, 1);
+      break;
+    }
+    case OpKind::TensorConcat: {
+      expectCounts(1, 64, 1);
+      size_t rank = in(0).size();
+      expectAxis(a.axis, rank, "dim");
+      Shape result = in(0);
+      for (size_t i = 1; i < op->inputs.size(); ++i) {
+        Shape other = in(i);
+        if (other.size() != rank)
+          fail("concatenates " + show(other) + " with " + show(in(0)));
+        result[a.axis] += other[a.axis];
+        other[a.axis] = in(0)[a.axis];
+        if (other != in(0))
+          fail("concatenates " + show(in(i)) + " with " + show(in(0)) +
+               " along dim " + std::to_string(a.axis) +
+               "; the other dimensions must match");
+      }
+      expectResult(result);
+      break;
+    }
+    case OpKind::TensorEmpty:
+      expectCounts(0, 0, 1);
+      break;
+    case OpKind::Stack: {
+      expectCounts(1, 64, 1);
+      for (size_t i = 1; i < op->inputs.size(); ++i)
+        if (in(i) != in(0))
+          fail("stacks " + show(in(i)) + " with " + show(in(0)));
+      expectAxis(a.axis, in(0).size() + 1, "axis");
+      Shape result = in(0);
+      result.insert(result.begin() + a.axis, int64_t(op->inputs.size()));
+      expectResult(result);
+      break;
+    }
+    case OpKind::Unstack: {
+      if (op->inputs.size() != 1)
+        fail("has " + std::to_string(op->inputs.size()) + " operands; expected 1");
+      expectAxis(a.axis, in(0).size(), "axis");
+      if (int64_t(op->outputs.size()) != in(0)[a.axis])
+        fail("has " + std::to_string(op->outputs.size()) + " results, but dim " +
+             std::to_string(a.axis) + " of " + show(in(0)) + " unstacks into " +
+             std::to_string(in(0)[a.axis]));
+      Shape result = in(0);
+      result.erase(result.begin() + a.axis);
+      for (size_t i = 0; i < op->outputs.size(); ++i)
+        expectResult(result, i);
+      break;
+    }
+    case OpKind::CfgCombine:
+      expectCounts(a.guidanceScales.size() + 1, a.guidanceScales.size() + 1, 1);
+      for (size_t i = 1; i < op->inputs.size(); ++i)
+        if (in(i) != in(0))
+          fail("combines " + show(in(i)) + " with " + show(in(0)));
+      expectResult(in(0));
+      break;
+    case OpKind::SchedulerStep:
+      expectCounts(4, 4, 1);
+      if (in(1) != in(0))
+        fail("steps latents " + show(in(0)) + " with velocity " + show(in(1)));
+      if (!in(2).empty() || !in(3).empty())
+        fail("sigmas are " + show(in(2)) + " and " + show(in(3)) +
+             "; expected 0-d values");
+      expectResult(in(0));
+      break;
+    case OpKind::AllReduce:
+      expectCounts(1, 1, 1);
+      groupSize();
+      expectResult(in(0));
+      break;
+    case OpKind::AllGather: {
+      expectCounts(1, 1, 1);
+      expectAxis(a.axis, in(0).size(), "gather_axis");
+      Shape result = in(0);
+      result[a.axis] *= groupSize();
+      expectResult(result);
+      break;
+    }
+    case OpKind::AllToAll: {
+      expectCounts(1, 1, 1);
+      expectAxis(a.splitAxis, in(0).size(), "split_axis");
+      expectAxis(a.concatAxis, in(0).size(), "concat_axis");
+      int64_t n = groupSize();
+      if (in(0)[a.splitAxis] % n)
+        fail("split_axis " + std::to_string(a.splitAxis) + " of " + show(in(0)) +
+             " does not split over the group of " + std::to_string(n));
+      Shape result = in(0);
+      result[a.splitAxis] /= n;
+      result[a.concatAxis] *= n;
+      expectResult(result);
+      break;
+    }
+    case OpKind::AllSlice: {
+      expectCounts(1, 1, 1);
+      expectAxis(a.axis, in(0).size(), "slice_axis");
+      int64_t n = groupSize();
+      if (in(0)[a.axis] % n)
+        fail("slice_axis " + std::to_string(a.axis) + " of " + show(in(0)) +
+             " does not split over the group of " + std::to_string(n));
+      Shape result = in(0);
+      result[a.axis] /= n;
+      expectResult(result);
+      break;
+    }
+    case OpKind::Send:
+    case OpKind::Recv:
+      expectCounts(1, 1, 1);
+      groupSize();
+      expectResult(in(0));
+      break;
+    }
+  }
+
+  /// A modulation table [B or 1, N, D] read at `chunk` against the operand.
+  void checkChunks(const Shape &table, int64_t chunk, const char *attr) const {
+    const Shape &x = in(0);
+    if (table.size() != 3 || (table[0] != 1 && table[0] != x[0]) ||
+        table[2] != x.back())
+      fail("modulation " + show(table) + " does not fit the operand " + show(x));
+    if (chunk >= table[1])
+      fail("attribute '" + std::string(attr) + "' is " + std::to_string(chunk) +
+           ", but the modulation has " + std::to_string(table[1]) + " chunks");
+  }
+
+  const Manifest &m;
+  const Program &p;
+  const std::vector<int64_t> &ranks;
+  std::map<std::vector<std::string>, GroupShape> groups;
+  const Function *fn = nullptr;
+  const Op *op = nullptr;
+  size_t opIndex = 0;
+};
+
+} // namespace
+
+void validateProgram(const Manifest &manifest, const Program &program,
+                     const std::vector<int64_t> &ranks) {
+  ProgramValidator(manifest, program, ranks).run();
+}
+
+} // namespace ditc::runtime
