@@ -1,10 +1,22 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs every test (lit + GoogleTest)
-# through ctest.
+# Installs what is missing, builds, and runs every test (lit + GoogleTest +
+# the fuzz corpora) through ctest; then builds again with AddressSanitizer
+# and UndefinedBehaviorSanitizer (build-asan/) and runs the same tests under
+# them. DITC_SKIP_SANITIZERS=1 skips the second pass.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${DITC_BUILD_DIR:-$root/build}
 "$root/scripts/setup.sh"
 "$root/scripts/build.sh"
-cd "$build"
-ctest --output-on-failure -j 2
+(cd "$build" && ctest --output-on-failure -j 2)
+
+if [[ "${DITC_SKIP_SANITIZERS:-0}" != 1 ]]; then
+  asan=${DITC_ASAN_BUILD_DIR:-$root/build-asan}
+  echo "test.sh: the same tests under -fsanitize=address,undefined ($asan)"
+  DITC_BUILD_DIR=$asan "$root/scripts/build.sh" -DDITC_SANITIZE=ON
+  # Any report fails the test that triggered it. dit-run leaves through
+  # _exit after a failed collective, so leak checking is off.
+  export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:detect_stack_use_after_return=0
+  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  (cd "$asan" && ctest --output-on-failure -j 2)
+fi

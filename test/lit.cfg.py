@@ -14,7 +14,8 @@ config.test_exec_root = os.path.join(config.ditc_obj_root, "test")
 # Bundled models resolve from the source tree, never from the environment.
 config.environment["DITC_MODELS_DIR"] = os.path.join(config.ditc_src_root, "models")
 
-llvm_config.with_system_environment(["HOME", "TMPDIR"])
+llvm_config.with_system_environment(
+    ["HOME", "TMPDIR", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"])
 llvm_config.use_default_substitutions()
 llvm_config.add_tool_substitutions(
     ["ditc", "dit-opt"], [config.ditc_tools_dir])

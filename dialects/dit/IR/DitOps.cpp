@@ -223,7 +223,7 @@ LogicalResult ModulateOp::verify() {
                          << ", chunks, " << in.getDimSize(2) << "], got "
                          << shapeString(params.getShape());
   int64_t chunks = params.getDimSize(1);
-  SmallVector<int64_t, 2> indices{getScale()};
+  SmallVector<int64_t, 2> indices{static_cast<int64_t>(getScale())};
   if (auto shift = getShift())
     indices.push_back(*shift);
   for (int64_t index : indices)
