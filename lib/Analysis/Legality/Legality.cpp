@@ -9,6 +9,9 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <iterator>
+#include <set>
+#include <tuple>
 
 using namespace mlir;
 
@@ -273,27 +276,139 @@ FailureOr<LegalityContext> buildLegalityContext(ModuleOp module,
 
 namespace {
 
-/// Every way to write `n` as a product of the seven degrees, ring and
-/// kv_gather never both above 1. Only divisors are visited, so the walk is
-/// linear in the number of factorizations (230230 for 2^20).
-void enumerateDegrees(int64_t n, size_t axis, Degrees current,
-                      const std::vector<int64_t> &divisors,
-                      const std::function<void(const Degrees &)> &visit) {
-  if (axis + 1 == kAllAxes.size()) {
-    current[kAllAxes[axis]] = n;
-    if (!(current[Axis::Ring] > 1 && current[Axis::KVGather] > 1))
-      visit(current);
-    return;
-  }
+/// The most candidates the suggestion search checks with the degree rules,
+/// and the most steps its walk over the factorizations takes. The bounds
+/// below keep the bundled models far under both; the caps stop made-up
+/// models whose heads, blocks and tokens bound little (thousands of each),
+/// so that no input makes `ditc check` search for more than a fraction of
+/// a second. A capped search prints the nearest candidates it found.
+constexpr int64_t kMaxSuggestionCandidates = 1000000;
+constexpr int64_t kMaxSuggestionSteps = 20000000;
+
+/// Which values each axis can take in a legal configuration of `n` ranks:
+/// divisors of `n` that pass the conditions the degree rules put on that
+/// axis alone. Every bound here is one a rule enforces with an error, so
+/// pruning by it never drops a candidate the rules would accept:
+///   tp-heads            tp divides the heads (tp <= heads);
+///   cfg-branches        cfg divides a true-CFG model's branches;
+///   pp-partition        pp <= blocks;
+///   seq-divisibility    ulysses x ring x kv_gather divides the image
+///                       tokens (so each of them does);
+///   ring-kvgather-exclusive, ulysses-heads: checked as the walk goes.
+/// dp is whatever remains.
+struct AxisBounds {
+  std::vector<int64_t> tp, cfg, pp, seq;
+};
+
+AxisBounds axisBounds(const LegalityContext &ctx,
+                      const std::vector<int64_t> &divisors) {
+  const ModelFacts &m = ctx.model;
+  AxisBounds bounds;
   for (int64_t f : divisors) {
-    if (f > n)
-      break;
-    if (n % f)
-      continue;
-    current[kAllAxes[axis]] = f;
-    enumerateDegrees(n / f, axis + 1, current, divisors, visit);
+    if (f < 2 || m.numHeads % f == 0)
+      bounds.tp.push_back(f);
+    if (f < 2 || (m.branches >= 2 && m.branches % f == 0))
+      bounds.cfg.push_back(f);
+    if (f <= m.blocks)
+      bounds.pp.push_back(f);
+    if (f < 2 || m.imageTokens % f == 0)
+      bounds.seq.push_back(f);
   }
+  return bounds;
 }
+
+/// ulysses-heads' condition for one (tp, ulysses) pair, as the rule reads
+/// it: every attention that splits its heads over SP (and that tp divides)
+/// keeps a TP-local head count ulysses divides.
+bool ulyssesFitsHeads(const LegalityContext &ctx, int64_t tp, int64_t ulysses) {
+  if (ulysses < 2)
+    return true;
+  auto fits = [&](int64_t heads, bool shardOverSp) {
+    return !shardOverSp || heads % tp != 0 || (heads / tp) % ulysses == 0;
+  };
+  if (ctx.attentions.empty())
+    return fits(ctx.model.numHeads, true);
+  for (const AttentionFacts &attention : ctx.attentions)
+    if (!fits(attention.numHeads, attention.shardOverSp))
+      return false;
+  return true;
+}
+
+/// Every way to write `n` as a product of the seven degrees within
+/// `bounds`, ring and kv_gather never both above 1, until `visit` returns
+/// false or the step budget runs out.
+class DegreeWalk {
+public:
+  DegreeWalk(const LegalityContext &ctx, const AxisBounds &bounds,
+             std::function<bool(const Degrees &)> visit)
+      : ctx(ctx), bounds(bounds), visit(std::move(visit)) {}
+
+  void run(int64_t n) { walk(n, 0, Degrees()); }
+
+private:
+  // Axes in the order the walk fixes them: the most constrained first, dp
+  // (the remainder) last.
+  static constexpr Axis kOrder[] = {Axis::TP,   Axis::Ulysses,
+                                    Axis::Ring, Axis::KVGather,
+                                    Axis::CFG,  Axis::PP};
+
+  const std::vector<int64_t> &valuesOf(Axis axis) const {
+    switch (axis) {
+    case Axis::TP: return bounds.tp;
+    case Axis::CFG: return bounds.cfg;
+    case Axis::PP: return bounds.pp;
+    default: return bounds.seq;
+    }
+  }
+
+  bool admissible(const Degrees &d, Axis axis) const {
+    switch (axis) {
+    case Axis::Ulysses:
+      return ulyssesFitsHeads(ctx, d[Axis::TP], d[Axis::Ulysses]);
+    case Axis::Ring:
+    case Axis::KVGather:
+      return !(d[Axis::Ring] > 1 && d[Axis::KVGather] > 1) &&
+             (d.sequenceShards() < 2 ||
+              ctx.model.imageTokens % d.sequenceShards() == 0);
+    default:
+      return true;
+    }
+  }
+
+  void walk(int64_t n, size_t level, Degrees current) {
+    if (stopped)
+      return;
+    if (level == std::size(kOrder)) {
+      current[Axis::DP] = n;
+      if (!visit(current))
+        stopped = true;
+      return;
+    }
+    Axis axis = kOrder[level];
+    for (int64_t f : valuesOf(axis)) {
+      if (++steps > kMaxSuggestionSteps) {
+        stopped = true;
+        return;
+      }
+      if (f > n)
+        break;
+      if (n % f)
+        continue;
+      current[axis] = f;
+      if (!admissible(current, axis))
+        continue;
+      walk(n / f, level + 1, current);
+      if (stopped)
+        return;
+    }
+  }
+
+  const LegalityContext &ctx;
+  const AxisBounds &bounds;
+  std::function<bool(const Degrees &)> visit;
+  int64_t steps = 0;
+  bool stopped = false;
+};
 
 /// How far a candidate is from the requested degrees: the sum over axes of
 /// |log2(candidate / requested)|.
@@ -320,11 +435,26 @@ bool legalDegrees(LegalityContext &scratch, const Degrees &candidate) {
 std::vector<Degrees> suggest(const LegalityContext &ctx) {
   const Degrees requested = ctx.transformer().degrees;
   // The degree rules read no rank lists, so the scratch context drops them
-  // rather than rebuilding them per candidate.
+  // rather than rebuilding them per candidate. They only ask whether some
+  // attention (or signal) of a kind exists, so the scratch context keeps
+  // one of each kind: a 1000-block model costs what a 1-block one does.
   LegalityContext scratch = ctx;
   for (Placement &placement : scratch.deployment.placements)
     placement.instances.clear();
   scratch.deployment.find("transformer")->ppPartition.clear();
+  std::set<std::tuple<int64_t, bool, bool, bool, bool,
+                      std::optional<std::string>>>
+      attentionKinds;
+  llvm::erase_if(scratch.attentions, [&](const AttentionFacts &a) {
+    return !attentionKinds
+                .emplace(a.numHeads, a.shardOverSp, a.varlen, a.stackedQKV,
+                         a.pagedKVCache, a.backend)
+                .second;
+  });
+  std::set<std::tuple<std::string, std::string, bool>> signalKinds;
+  llvm::erase_if(scratch.deployment.signals, [&](const Signal &s) {
+    return !signalKinds.emplace(s.from, s.to, s.shardDim.has_value()).second;
+  });
   int64_t n = ctx.deployment.numGpus;
   std::vector<int64_t> divisors;
   for (int64_t f = 1; f * f <= n; ++f)
@@ -334,18 +464,36 @@ std::vector<Degrees> suggest(const LegalityContext &ctx) {
         divisors.push_back(n / f);
     }
   std::sort(divisors.begin(), divisors.end());
-  std::vector<std::pair<double, Degrees>> legal;
-  enumerateDegrees(n, 0, Degrees(), divisors, [&](const Degrees &candidate) {
-    if (!(candidate == requested) && legalDegrees(scratch, candidate))
-      legal.emplace_back(distance(candidate, requested), candidate);
+  AxisBounds bounds = axisBounds(ctx, divisors);
+  // The three nearest legal candidates; ties go to the smaller degrees in
+  // the order dp, cfg, pp, ring, kv_gather, ulysses, tp, whatever order the
+  // walk finds them in.
+  using Ranked = std::pair<double, Degrees>;
+  auto nearer = [](const Ranked &a, const Ranked &b) {
+    if (a.first != b.first)
+      return a.first < b.first;
+    return a.second.sizes < b.second.sizes;
+  };
+  std::vector<Ranked> best;
+  int64_t checked = 0;
+  DegreeWalk walk(scratch, bounds, [&](const Degrees &candidate) {
+    if (candidate == requested)
+      return true;
+    if (legalDegrees(scratch, candidate)) {
+      Ranked ranked{distance(candidate, requested), candidate};
+      if (best.size() < 3 || nearer(ranked, best.back())) {
+        best.insert(std::upper_bound(best.begin(), best.end(), ranked, nearer),
+                    ranked);
+        if (best.size() > 3)
+          best.pop_back();
+      }
+    }
+    return ++checked < kMaxSuggestionCandidates;
   });
-  std::stable_sort(legal.begin(), legal.end(),
-                   [](const auto &a, const auto &b) {
-                     return a.first < b.first;
-                   });
+  walk.run(n);
   std::vector<Degrees> out;
-  for (size_t i = 0; i < legal.size() && i < 3; ++i)
-    out.push_back(legal[i].second);
+  for (const Ranked &ranked : best)
+    out.push_back(ranked.second);
   return out;
 }
 

@@ -17,7 +17,8 @@ void checkPPPartition(const LegalityContext &ctx, DiagnosticSink &sink) {
     return;
   }
   if (partition.empty()) {
-    if (pp > 1)
+    // A note never makes a candidate illegal; the suggestion search skips it.
+    if (pp > 1 && sink.wantsDetails())
       sink.report("pp-partition", Severity::Note,
                   "default pipeline split of " + std::to_string(blocks) +
                       " blocks over " + std::to_string(pp) + " stages: " +
