@@ -14,6 +14,9 @@ namespace {
 
 constexpr int64_t kMaxDegree = 4096;
 constexpr int64_t kMaxRank = 1 << 20;
+/// A real pipeline sends a handful of signals between its three components;
+/// thousands would only repeat the same few pairs.
+constexpr size_t kMaxSignals = 4096;
 
 /// Refuses degrees whose product exceeds kMaxRank ranks, before anything
 /// sizes a rank table by it.
@@ -232,6 +235,10 @@ DeploymentFile parseDeploymentFile(const std::string &path) {
     if (!signals.is_array())
       top.fail("signals", "is " + describeJson(signals) +
                               ", expected a list of signals");
+    if (signals.size() > kMaxSignals)
+      top.fail("signals", "has " + std::to_string(signals.size()) +
+                              " entries; a deployment may have at most " +
+                              std::to_string(kMaxSignals) + " signals");
     for (size_t i = 0; i < signals.size(); ++i) {
       std::string key = "signals[" + std::to_string(i) + "]";
       if (!signals[i].is_object())
