@@ -25,6 +25,7 @@
 
 #include <cerrno>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <cstdio>
 #include <cstring>
@@ -613,6 +614,12 @@ static json statsJson(const StepStats &s) {
           {"activation_bytes", s.activationBytes}};
 }
 
+/// The most bytes one `ditc compile` writes. The largest plan without
+/// --per-rank (2^20 ranks) is about 430 MB; bundles repeat the manifest,
+/// whose size grows with the rank count, once per rank, so their total grows
+/// with its square.
+constexpr uint64_t kMaxPlanBytes = uint64_t(1) << 30;
+
 std::string writePlan(Plan &plan, const std::string &dir, bool perRank) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -628,43 +635,100 @@ std::string writePlan(Plan &plan, const std::string &dir, bool perRank) {
     if (!fs::is_empty(target, ec))
       throw BadInput(dir + ": is not empty; -o needs a new or empty folder");
   }
-  // The plan is built beside its destination and renamed into place, so a
-  // failure leaves nothing behind.
-  fs::path parent = target.parent_path();
-  fs::path temp = parent / ("." + target.filename().string() + ".tmp." +
-                            std::to_string(::getpid()));
-  fs::create_directories(temp / "programs", ec);
-  if (ec)
-    throw BadInput(dir + ": cannot create the plan folder: " + ec.message());
-  try {
-    json programs = json::array();
-    std::string hashInput;
-    for (ProgramFile &p : plan.programs) {
-      std::string content = p.program.dump() + "\n";
-      std::string hash = sha256Hex(content);
-      writeFileAtomically((temp / p.file).string(), content);
-      programs.push_back({{"id", p.id},
-                          {"file", p.file},
-                          {"sha256", hash},
-                          {"stage", p.stage},
-                          {"branch", p.branches.empty() ? 0 : p.branches.front()},
-                          {"branches", p.branches},
-                          {"expert", p.expert},
-                          {"layers", {p.layers.first, p.layers.second}},
-                          {"per_step", statsJson(p.stats)}});
-      hashInput += hash;
+
+  // Everything is rendered and sized before anything is written.
+  std::vector<std::string> contents;
+  std::map<std::string, uint64_t> programBytes; // by program id
+  json programs = json::array();
+  std::string hashInput;
+  for (ProgramFile &p : plan.programs) {
+    std::string content = p.program.dump() + "\n";
+    std::string hash = sha256Hex(content);
+    programBytes[p.id] = content.size();
+    programs.push_back({{"id", p.id},
+                        {"file", p.file},
+                        {"sha256", hash},
+                        {"stage", p.stage},
+                        {"branch", p.branches.empty() ? 0 : p.branches.front()},
+                        {"branches", p.branches},
+                        {"expert", p.expert},
+                        {"layers", {p.layers.first, p.layers.second}},
+                        {"per_step", statsJson(p.stats)}});
+    hashInput += hash;
+    contents.push_back(std::move(content));
+  }
+  plan.manifest["programs"] = programs;
+  std::string planHash = sha256Hex(plan.manifest.dump() + hashInput);
+  plan.manifest["plan_hash"] = planHash;
+  std::string manifestText = plan.manifest.dump(1) + "\n";
+
+  // manifest x (bundles + 1) + programs x (1 + the bundles that run them).
+  // Every term is far below 2^64: at most 2^20 bundles of files a process
+  // holds in memory.
+  uint64_t total = manifestText.size() + plan.partitionedMLIR.size();
+  for (const std::string &content : contents)
+    total += content.size();
+  uint64_t bundles = 0;
+  if (perRank) {
+    for (const json &rank : plan.manifest["ranks"]) {
+      ++bundles;
+      total += manifestText.size();
+      for (const char *key : {"program", "program_2"})
+        if (rank.contains(key) && rank[key].is_string())
+          total += programBytes[rank[key].get<std::string>()];
     }
-    plan.manifest["programs"] = programs;
-    std::string planHash = sha256Hex(plan.manifest.dump() + hashInput);
-    plan.manifest["plan_hash"] = planHash;
-    writeFileAtomically((temp / "manifest.json").string(),
-                        plan.manifest.dump(1) + "\n");
+  }
+  if (total > kMaxPlanBytes) {
+    auto mib = [](uint64_t bytes) {
+      return llvm::formatv("{0:F1} MiB", double(bytes) / (1 << 20)).str();
+    };
+    std::string why =
+        perRank ? " with --per-rank (" + std::to_string(bundles) +
+                      " rank bundles, each repeating the " +
+                      mib(manifestText.size()) +
+                      " manifest); drop --per-rank and ship the plan folder "
+                      "itself to every host (dit-run PLAN_DIR runs any of "
+                      "its ranks)"
+                : "; use fewer ranks";
+    throw BadInput(dir + ": the plan would take " + std::to_string(total) +
+                   " bytes (" + mib(total) + "), more than the " +
+                   std::to_string(kMaxPlanBytes) + " bytes (1 GiB) ditc " +
+                   "compile writes" + why);
+  }
+
+  // The plan is built beside its destination and renamed into place, so a
+  // failure leaves nothing behind. mkdtemp picks an unpredictable name and
+  // fails rather than reuse anything already there (a planted folder or
+  // symbolic link).
+  fs::path parent = target.parent_path();
+  fs::create_directories(parent, ec);
+  if (ec)
+    throw BadInput(dir + ": cannot create the plan folder's parent: " +
+                   ec.message());
+  std::string pattern =
+      (parent / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+  std::vector<char> name(pattern.begin(), pattern.end());
+  name.push_back('\0');
+  if (!::mkdtemp(name.data()))
+    throw BadInput(dir + ": cannot create the plan folder: " +
+                   std::strerror(errno));
+  fs::path temp(name.data());
+  try {
+    // mkdtemp makes the folder private; the plan gets the usual mode.
+    mode_t mask = ::umask(0);
+    ::umask(mask);
+    if (::chmod(temp.c_str(), 0777 & ~mask) != 0 ||
+        ::mkdir((temp / "programs").c_str(), 0777) != 0)
+      throw BadInput(dir + ": cannot create the plan folder: " +
+                     std::strerror(errno));
+    for (size_t i = 0; i < plan.programs.size(); ++i)
+      writeFileAtomically((temp / plan.programs[i].file).string(), contents[i]);
+    writeFileAtomically((temp / "manifest.json").string(), manifestText);
     writeFileAtomically((temp / "partitioned.mlir").string(),
                         plan.partitionedMLIR);
     if (perRank) {
       // Each bundle repeats the manifest (same plan hash) and carries only
       // the programs its rank runs.
-      std::string manifestText = plan.manifest.dump(1) + "\n";
       for (const json &rank : plan.manifest["ranks"]) {
         fs::path bundle = temp / ("rank-" + std::to_string(rank["rank"].get<int64_t>()));
         fs::create_directories(bundle / "programs", ec);
