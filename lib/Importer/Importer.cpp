@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 
 #include <set>
@@ -26,10 +27,14 @@ namespace ditc {
 
 Attribute buildModelAttr(MLIRContext &context, const ModelSpec &spec) {
   Builder b(&context);
-  return ModelAttr::get(
-      &context, spec.info().name, spec.className, spec.doubleBlocks,
-      spec.singleBlocks, spec.numHeads, spec.headDim, spec.hiddenSize,
-      spec.ffnSize, spec.textHiddenSize, spec.textEmbedDim,
+  // Checked: a spec the attribute's verifier refuses gives a null attribute
+  // and an error diagnostic, not an invalid attribute.
+  auto emit = [&] { return emitError(b.getUnknownLoc()); };
+  return ModelAttr::getChecked(
+      llvm::function_ref<InFlightDiagnostic()>(emit), &context,
+      StringRef(spec.info().name), StringRef(spec.className),
+      spec.doubleBlocks, spec.singleBlocks, spec.numHeads, spec.headDim,
+      spec.hiddenSize, spec.ffnSize, spec.textHiddenSize, spec.textEmbedDim,
       spec.latentChannels, spec.outChannels,
       b.getDenseI64ArrayAttr({spec.patch[0], spec.patch[1], spec.patch[2]}),
       spec.vaeSpatial, spec.vaeTemporal, spec.seqAlign, spec.experts);
@@ -37,10 +42,12 @@ Attribute buildModelAttr(MLIRContext &context, const ModelSpec &spec) {
 
 Attribute buildWorkloadAttr(MLIRContext &context, const Workload &w) {
   Builder b(&context);
-  return WorkloadAttr::get(&context, w.batch, w.height, w.width, w.frames,
-                           w.latentFrames, w.latentHeight, w.latentWidth,
-                           w.imageTokens, w.textTokens, w.branches,
-                           b.getF64FloatAttr(w.guidanceScale), w.steps);
+  auto emit = [&] { return emitError(b.getUnknownLoc()); };
+  return WorkloadAttr::getChecked(
+      llvm::function_ref<InFlightDiagnostic()>(emit), &context, w.batch,
+      w.height, w.width, w.frames, w.latentFrames, w.latentHeight,
+      w.latentWidth, w.imageTokens, w.textTokens, w.branches,
+      b.getF64FloatAttr(w.guidanceScale), w.steps);
 }
 
 namespace {
@@ -623,12 +630,31 @@ OwningOpRef<ModuleOp> importModel(MLIRContext &context, const ModelSpec &spec,
                    std::to_string(spec.latentChannels) +
                    " latent input channels; the scheduler step needs them "
                    "equal");
+  // The readers check every field the ops' verifiers depend on. Should a
+  // config still import to IR that does not verify, the verifier's message
+  // becomes the bad-input error rather than a diagnostic of its own.
+  std::string firstError;
+  ScopedDiagnosticHandler capture(&context, [&](Diagnostic &diagnostic) {
+    if (diagnostic.getSeverity() == DiagnosticSeverity::Error &&
+        firstError.empty())
+      firstError = diagnostic.str();
+    return success();
+  });
+  auto refuse = [&] {
+    throw BadInput(spec.configPath + ": the " + spec.className +
+                   " config imports to a graph that does not verify: " +
+                   firstError +
+                   "; a config field is outside what the dit ops accept");
+  };
   OpBuilder b(&context);
   Location loc = b.getUnknownLoc();
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
-  (*module)->setAttr(DitDialect::kModelAttrName, buildModelAttr(context, spec));
-  (*module)->setAttr(DitDialect::kWorkloadAttrName,
-                     buildWorkloadAttr(context, w));
+  Attribute modelAttr = buildModelAttr(context, spec);
+  Attribute workloadAttr = buildWorkloadAttr(context, w);
+  if (!modelAttr || !workloadAttr)
+    refuse();
+  (*module)->setAttr(DitDialect::kModelAttrName, modelAttr);
+  (*module)->setAttr(DitDialect::kWorkloadAttrName, workloadAttr);
 
   Type elt = options.elementType == ElementType::F32
                  ? Type(b.getF32Type())
@@ -738,10 +764,7 @@ OwningOpRef<ModuleOp> importModel(MLIRContext &context, const ModelSpec &spec,
   }
 
   if (failed(verify(*module)))
-    throw BadInput(spec.configPath +
-                   ": the imported graph does not verify (see the diagnostics "
-                   "above); this is a bug in ditc's importer for " +
-                   spec.className);
+    refuse();
   return module;
 }
 

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <dirent.h>
+#include <sstream>
 #include <sys/stat.h>
 
 #ifndef DITC_SOURCE_MODELS_DIR
@@ -123,6 +124,33 @@ std::vector<int64_t> wanRopeAxes(int64_t headDim) {
   return {headDim - 2 * spatial, spatial, spatial};
 }
 
+std::string listText(const std::vector<int64_t> &values) {
+  std::string out = "[";
+  for (size_t i = 0; i < values.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(values[i]);
+  return out + "]";
+}
+
+/// Rotary embedding turns channel pairs, so every axis has an even number
+/// of channels (diffusers' get_1d_rotary_pos_embed asserts it). `field` is
+/// the key that decided the axes; `derived` says they come from the head
+/// dim rather than from a list in the config.
+void checkRopeAxesEven(const JsonObject &config, const std::string &field,
+                       const ModelSpec &spec, bool derived) {
+  if (std::all_of(spec.ropeAxes.begin(), spec.ropeAxes.end(),
+                  [](int64_t d) { return d % 2 == 0; }))
+    return;
+  if (derived)
+    config.fail(field, "is " + std::to_string(spec.headDim) +
+                           ", which splits into rotary axes " +
+                           listText(spec.ropeAxes) +
+                           "; expected a head dim whose rotary axes are all "
+                           "even (rotary embedding turns channel pairs)");
+  config.fail(field, "is " + listText(spec.ropeAxes) +
+                         ", expected even sizes (rotary embedding turns "
+                         "channel pairs)");
+}
+
 void checkRopeAxes(const JsonObject &config, const std::string &field,
                    const ModelSpec &spec) {
   int64_t sum = 0;
@@ -134,6 +162,21 @@ void checkRopeAxes(const JsonObject &config, const std::string &field,
                            " axes, expected 3 axes summing to "
                            "attention_head_dim " +
                            std::to_string(spec.headDim));
+}
+
+/// The sinusoidal timestep features: (cos, sin) pairs, so an even count.
+int64_t readFreqDim(const JsonObject &config, const std::string &field,
+                    std::optional<int64_t> fallback) {
+  int64_t value = fallback
+                      ? config.getOptionalInt(field, 2, kMax).value_or(*fallback)
+                      : config.getInt(field, 2, kMax);
+  if (value % 2 != 0)
+    config.fail(field, "is " + std::to_string(value) +
+                           ", expected an even integer in [2, " +
+                           std::to_string(kMax) +
+                           "] (sinusoidal timestep features come in cos/sin "
+                           "pairs)");
+  return value;
 }
 
 /// in_channels, and out_channels defaulting to it as diffusers does.
@@ -150,6 +193,7 @@ void readRopeAxes(const JsonObject &config, const std::string &field,
   spec.ropeAxes = config.has(field) ? config.getIntList(field, 1, 4096)
                                     : std::vector<int64_t>{16, 56, 56};
   checkRopeAxes(config, field, spec);
+  checkRopeAxesEven(config, field, spec, /*derived=*/false);
 }
 
 /// Square spatial patch with an optional temporal one.
@@ -166,7 +210,7 @@ void readWan(const JsonObject &config, ModelSpec &spec) {
   spec.ffnSize = config.getInt("ffn_dim", 1, kMax);
   readChannels(config, spec);
   spec.textEmbedDim = config.getInt("text_dim", 1, kMax);
-  spec.freqDim = config.getInt("freq_dim", 2, kMax);
+  spec.freqDim = readFreqDim(config, "freq_dim", std::nullopt);
   std::vector<int64_t> patch = config.getIntList("patch_size", 1, 64);
   if (patch.size() != 3)
     config.fail("patch_size", "has " + std::to_string(patch.size()) +
@@ -175,6 +219,7 @@ void readWan(const JsonObject &config, ModelSpec &spec) {
   spec.eps = config.getOptionalDouble("eps", 1e-6, 1e-12, 1.0);
   spec.qkNormAcrossHeads = true;
   spec.ropeAxes = wanRopeAxes(spec.headDim);
+  checkRopeAxesEven(config, "attention_head_dim", spec, /*derived=*/true);
   spec.ropeTheta = 10000.0;
   if (config.has("image_dim"))
     config.fail("image_dim",
@@ -193,8 +238,13 @@ void readFlux(const JsonObject &config, ModelSpec &spec) {
                                    ", expected a multiple of 4 (2x2 packed "
                                    "latent channels)");
   spec.latentChannels = packed / 4;
-  spec.outChannels =
-      config.getOptionalInt("out_channels", 1, kMax).value_or(packed) / 4;
+  int64_t packedOut =
+      config.getOptionalInt("out_channels", 1, kMax).value_or(packed);
+  if (packedOut % 4 != 0)
+    config.fail("out_channels", "is " + std::to_string(packedOut) +
+                                    ", expected a multiple of 4 (2x2 packed "
+                                    "latent channels)");
+  spec.outChannels = packedOut / 4;
   if (config.getInt("patch_size", 1, 1) != 1)
     config.fail("patch_size", "must be 1 for FLUX");
   spec.patch = {1, 2, 2}; // FLUX packs 2x2 latent pixels into one token.
@@ -229,6 +279,15 @@ void readHunyuanVideo(const JsonObject &config, ModelSpec &spec) {
   spec.refinerLayers = config.getOptionalInt("num_refiner_layers", 0, 64).value_or(2);
   double ratio = config.getOptionalDouble("mlp_ratio", 4.0, 0.25, 64.0);
   spec.ffnSize = int64_t(ratio * double(spec.hiddenSize));
+  if (spec.ffnSize < 1) {
+    std::ostringstream given;
+    given << ratio;
+    config.fail("mlp_ratio", "is " + given.str() +
+                                 ", which gives an FFN width of 0 for the "
+                                 "hidden width " +
+                                 std::to_string(spec.hiddenSize) +
+                                 "; expected a ratio giving at least 1");
+  }
   readChannels(config, spec);
   spec.patch = readPatch(config, /*temporal=*/true);
   spec.textEmbedDim = config.getInt("text_embed_dim", 1, kMax);
@@ -250,8 +309,10 @@ void readCogVideoX(const JsonObject &config, ModelSpec &spec) {
   spec.useRope = config.getOptionalBool("use_rotary_positional_embeddings", false);
   // CogVideoX rotates a quarter of each head by frame and 3/8 by row/column.
   spec.ropeAxes = {spec.headDim / 4, spec.headDim * 3 / 8, spec.headDim * 3 / 8};
-  if (spec.useRope)
+  if (spec.useRope) {
     checkRopeAxes(config, "attention_head_dim", spec);
+    checkRopeAxesEven(config, "attention_head_dim", spec, /*derived=*/true);
+  }
   // The text and video streams share one sequence and one set of weights.
   spec.textHiddenSize = spec.hiddenSize;
 }
@@ -272,6 +333,7 @@ void readLTXVideo(const JsonObject &config, ModelSpec &spec) {
   spec.eps = config.getOptionalDouble("norm_eps", 1e-6, 1e-12, 1.0);
   spec.qkNormAcrossHeads = true;
   spec.ropeAxes = wanRopeAxes(spec.headDim);
+  checkRopeAxesEven(config, "attention_head_dim", spec, /*derived=*/true);
 }
 
 void readMochi(const JsonObject &config, ModelSpec &spec) {
@@ -283,8 +345,9 @@ void readMochi(const JsonObject &config, ModelSpec &spec) {
   spec.patch = readPatch(config, /*temporal=*/false);
   spec.textEmbedDim = config.getInt("text_embed_dim", 1, kMax);
   spec.textHiddenSize = config.getInt("pooled_projection_dim", 1, kMax);
-  spec.freqDim = config.getOptionalInt("time_embed_dim", 2, kMax).value_or(256);
+  spec.freqDim = readFreqDim(config, "time_embed_dim", 256);
   spec.ropeAxes = wanRopeAxes(spec.headDim);
+  checkRopeAxesEven(config, "attention_head_dim", spec, /*derived=*/true);
 }
 
 void readSD3(const JsonObject &config, ModelSpec &spec) {
@@ -368,8 +431,12 @@ ModelSpec readTransformerConfig(const std::string &path) {
 void readVaeCompression(const std::string &path, ModelSpec &spec) {
   json root = JsonObject::parseFile(path);
   JsonObject vae(path, &root);
-  if (auto cls = vae.getOptionalString("_class_name"))
+  if (auto cls = vae.getOptionalString("_class_name")) {
+    if (cls->empty())
+      vae.fail("_class_name", "is empty, expected the VAE's class name (e.g. " +
+                                  spec.vaeClass + ")");
     spec.vaeClass = *cls;
+  }
   std::optional<int64_t> spatial, temporal;
   if (auto s = vae.getOptionalInt("spatial_compression_ratio", 1, 1024))
     spatial = s;
@@ -424,9 +491,9 @@ std::optional<std::string> componentClass(const JsonObject &index,
                         ", expected [library, class] or [null, null]");
   if (entry[1].is_null())
     return std::nullopt;
-  if (!entry[1].is_string())
+  if (!entry[1].is_string() || entry[1].get<std::string>().empty())
     index.fail(key, "has class " + describeJson(entry[1]) +
-                        ", expected a string");
+                        ", expected a non-empty class name");
   return entry[1].get<std::string>();
 }
 
