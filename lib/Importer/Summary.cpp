@@ -1,6 +1,7 @@
 //===- Summary.cpp - human-readable report of an imported model -----------===//
 #include "ditc/Importer/Summary.h"
 #include "ditc/Support/BadInput.h"
+#include "ditc/Support/Utf8.h"
 
 #include "dit/IR/DitDialect.h"
 
@@ -18,7 +19,7 @@ namespace ditc {
 void printImportSummary(llvm::raw_ostream &os, const ModelSpec &spec,
                         const Workload &w, ModuleOp module) {
   const FamilyInfo &info = spec.info();
-  os << "model        " << spec.name << " (" << spec.className << ", family "
+  os << "model        " << escapeInvalidUtf8(spec.name) << " (" << spec.className << ", family "
      << info.name << ")\n";
   os << "blocks       " << spec.numBlocks();
   if (spec.doubleBlocks && spec.singleBlocks)
@@ -36,7 +37,8 @@ void printImportSummary(llvm::raw_ostream &os, const ModelSpec &spec,
      << " tokens x " << spec.textEmbedDim << " (stream width "
      << spec.textHiddenSize << ")\n";
   os << "vae          " << spec.vaeClass << ", spatial " << spec.vaeSpatial
-     << " x temporal " << spec.vaeTemporal << " (" << spec.vaeSource << ")\n";
+     << " x temporal " << spec.vaeTemporal << " ("
+     << escapeInvalidUtf8(spec.vaeSource) << ")\n";
   os << "patch        " << spec.patch[0] << "x" << spec.patch[1] << "x"
      << spec.patch[2] << " over " << spec.latentChannels
      << " latent channels\n";
@@ -92,13 +94,15 @@ void printBundledModels(llvm::raw_ostream &os) {
       std::string vae = std::to_string(spec.vaeSpatial) + "/" +
                         std::to_string(spec.vaeTemporal);
       os << llvm::format("%-18s %-32s %7s %5lld %6lld %5lld %6lld %8s %5lld\n",
-                         bundled.name.c_str(), spec.className.c_str(),
+                         escapeInvalidUtf8(bundled.name).c_str(),
+                         spec.className.c_str(),
                          blocks.c_str(), (long long)spec.numHeads,
                          (long long)spec.headDim, (long long)spec.hiddenSize,
                          (long long)spec.info().textTokens, vae.c_str(),
                          (long long)spec.info().branches);
     } catch (const BadInput &error) {
-      os << bundled.name << ": " << error.what() << "\n";
+      os << escapeInvalidUtf8(bundled.name) << ": "
+         << escapeInvalidUtf8(error.what()) << "\n";
     }
   }
 }

@@ -11,6 +11,7 @@
 #include "ditc/Support/AtomicFile.h"
 #include "ditc/Support/BadInput.h"
 #include "ditc/Support/Sha256.h"
+#include "ditc/Support/Utf8.h"
 #include "ditc/Transforms/MeshInfo.h"
 #include "ditc/Transforms/Roles.h"
 #include "ditc/Transforms/ShardingAttrs.h"
@@ -431,7 +432,8 @@ struct Flattener {
 };
 
 json modelJson(const ModelSpec &spec) {
-  json model = {{"name", spec.name},
+  // The name is the MODEL argument as given, which may be any bytes.
+  json model = {{"name", escapeInvalidUtf8(spec.name)},
                 {"family", spec.info().name},
                 {"class_name", spec.className},
                 {"double_blocks", spec.doubleBlocks},
@@ -620,6 +622,13 @@ static json statsJson(const StepStats &s) {
 /// with its square.
 constexpr uint64_t kMaxPlanBytes = uint64_t(1) << 30;
 
+/// Plan files are valid UTF-8 whatever a name in them held: strings from
+/// outside (the model's name) are escaped where they are put in, and any
+/// other invalid byte is replaced rather than thrown about.
+static std::string dumpJson(const json &value, int indent = -1) {
+  return value.dump(indent, ' ', false, json::error_handler_t::replace);
+}
+
 std::string writePlan(Plan &plan, const std::string &dir, bool perRank) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -642,7 +651,7 @@ std::string writePlan(Plan &plan, const std::string &dir, bool perRank) {
   json programs = json::array();
   std::string hashInput;
   for (ProgramFile &p : plan.programs) {
-    std::string content = p.program.dump() + "\n";
+    std::string content = dumpJson(p.program) + "\n";
     std::string hash = sha256Hex(content);
     programBytes[p.id] = content.size();
     programs.push_back({{"id", p.id},
@@ -658,9 +667,9 @@ std::string writePlan(Plan &plan, const std::string &dir, bool perRank) {
     contents.push_back(std::move(content));
   }
   plan.manifest["programs"] = programs;
-  std::string planHash = sha256Hex(plan.manifest.dump() + hashInput);
+  std::string planHash = sha256Hex(dumpJson(plan.manifest) + hashInput);
   plan.manifest["plan_hash"] = planHash;
-  std::string manifestText = plan.manifest.dump(1) + "\n";
+  std::string manifestText = dumpJson(plan.manifest, 1) + "\n";
 
   // manifest x (bundles + 1) + programs x (1 + the bundles that run them).
   // Every term is far below 2^64: at most 2^20 bundles of files a process

@@ -20,6 +20,7 @@
 #include "ditc/Support/ArgParser.h"
 #include "ditc/Support/AtomicFile.h"
 #include "ditc/Support/BadInput.h"
+#include "ditc/Support/Utf8.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -241,7 +242,7 @@ void printCheckText(const Request &request, const LegalityReport &report) {
     llvm::outs() << "suggestion: " << degreesAsFlags(s, s.worldSize())
                  << "\n";
   llvm::outs() << (report.legal() ? "legal" : "illegal") << ": "
-               << request.spec.name << " with "
+               << escapeInvalidUtf8(request.spec.name) << " with "
                << degreesAsFlags(report.config.degrees, report.config.numGpus)
                << ", " << report.config.sequenceLength << " image tokens\n";
 }
@@ -294,7 +295,11 @@ int runCheck(const std::vector<std::string> &argv) {
     entry["num_gpus"] = s.worldSize();
     out["suggestions"].push_back(entry);
   }
-  llvm::outs() << out.dump(2) << "\n";
+  // Every string above is checked text today; replacing any invalid UTF-8
+  // keeps a future path or name from turning into a type_error.
+  llvm::outs() << out.dump(2, ' ', false,
+                           nlohmann::json::error_handler_t::replace)
+               << "\n";
   return report.legal() ? 0 : 1;
 }
 
@@ -344,11 +349,12 @@ int runCompile(const std::vector<std::string> &argv) {
   std::string hash = writePlan(*plan, *output, args.has("--per-rank"));
   if (args.has("--summary"))
     llvm::outs() << formatPlanSummary(*plan);
-  llvm::outs() << "compiled " << request.spec.name << " for "
+  llvm::outs() << "compiled " << escapeInvalidUtf8(request.spec.name) << " for "
                << request.deployment.numGpus << " GPUs: "
                << plan->programs.size() << " program"
                << (plan->programs.size() == 1 ? "" : "s") << ", plan "
-               << hash.substr(0, 16) << ", written to " << *output << "\n";
+               << hash.substr(0, 16) << ", written to "
+               << escapeInvalidUtf8(*output) << "\n";
   return 0;
 }
 
@@ -421,12 +427,14 @@ int main(int argc, char **argv) {
     throw BadInput("command line: unknown command '" + command +
                    "'; known: models, import, check, compile (see ditc --help)");
   } catch (const BadInput &error) {
+    // Messages quote paths and values as given, which may be any bytes.
     llvm::outs().flush();
-    std::cerr << "ditc: error: " << error.what() << "\n";
+    std::cerr << "ditc: error: " << escapeInvalidUtf8(error.what()) << "\n";
     return 2;
   } catch (const std::exception &error) {
     llvm::outs().flush();
-    std::cerr << "ditc: internal error: " << error.what() << "\n";
+    std::cerr << "ditc: internal error: " << escapeInvalidUtf8(error.what())
+              << "\n";
     return 1;
   }
 }

@@ -1,0 +1,72 @@
+//===- Utf8.h - show untrusted bytes in messages and JSON -------*- C++ -*-===//
+//
+// Paths and names from the command line or the file system are bytes, not
+// text: a folder may be called "d\xffir". Before such a string goes into a
+// message or a JSON document (nlohmann's dump throws on invalid UTF-8), every
+// byte that is not part of well-formed UTF-8, and every ASCII control
+// character, is written as \xNN. Valid UTF-8 ("modèle") is kept as it is.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DITC_SUPPORT_UTF8_H
+#define DITC_SUPPORT_UTF8_H
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace ditc {
+
+/// The length of the well-formed UTF-8 sequence at `text[i]` (RFC 3629: no
+/// overlong forms, no surrogates, nothing above U+10FFFF), or 0.
+inline size_t utf8SequenceLength(std::string_view text, size_t i) {
+  auto byte = [&](size_t k) { return (unsigned char)text[k]; };
+  auto continuation = [&](size_t k, unsigned lo, unsigned hi) {
+    return k < text.size() && byte(k) >= lo && byte(k) <= hi;
+  };
+  unsigned lead = byte(i);
+  if (lead < 0x80)
+    return 1;
+  if (lead >= 0xC2 && lead <= 0xDF)
+    return continuation(i + 1, 0x80, 0xBF) ? 2 : 0;
+  if (lead >= 0xE0 && lead <= 0xEF) {
+    unsigned lo = lead == 0xE0 ? 0xA0 : 0x80;
+    unsigned hi = lead == 0xED ? 0x9F : 0xBF;
+    return continuation(i + 1, lo, hi) && continuation(i + 2, 0x80, 0xBF) ? 3
+                                                                          : 0;
+  }
+  if (lead >= 0xF0 && lead <= 0xF4) {
+    unsigned lo = lead == 0xF0 ? 0x90 : 0x80;
+    unsigned hi = lead == 0xF4 ? 0x8F : 0xBF;
+    return continuation(i + 1, lo, hi) && continuation(i + 2, 0x80, 0xBF) &&
+                   continuation(i + 3, 0x80, 0xBF)
+               ? 4
+               : 0;
+  }
+  return 0;
+}
+
+/// `text` with bytes outside well-formed UTF-8 and ASCII control characters
+/// written as \xNN; the result is valid UTF-8 on one line.
+inline std::string escapeInvalidUtf8(std::string_view text) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    unsigned char c = (unsigned char)text[i];
+    size_t length = utf8SequenceLength(text, i);
+    if (length == 0 || (length == 1 && (c < 0x20 || c == 0x7F))) {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+      ++i;
+      continue;
+    }
+    out.append(text.substr(i, length));
+    i += length;
+  }
+  return out;
+}
+
+} // namespace ditc
+
+#endif // DITC_SUPPORT_UTF8_H
