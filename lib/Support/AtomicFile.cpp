@@ -22,7 +22,7 @@ static std::pair<std::string, std::string> splitPath(const std::string &path) {
 }
 
 void checkOutputPath(const std::string &path, const std::string &flag) {
-  std::string shown = (flag.empty() ? "" : flag + " ") + escapeForMessage(path);
+  std::string shown = (flag.empty() ? "" : flag + " ") + escapeInvalidUtf8(path);
   auto [folder, base] = splitPath(path);
   if (path.empty() || base.empty() || base == "." || base == "..")
     throw BadInput(shown + ": names a folder; expected a file path");
@@ -41,7 +41,7 @@ void checkOutputPath(const std::string &path, const std::string &flag) {
   }
   if (::stat(folder.c_str(), &info) != 0 || !S_ISDIR(info.st_mode) ||
       ::access(folder.c_str(), W_OK | X_OK) != 0)
-    throw BadInput(shown + ": folder '" + escapeForMessage(folder) +
+    throw BadInput(shown + ": folder '" + escapeInvalidUtf8(folder) +
                    "' does not exist or is not writable");
 }
 
@@ -49,8 +49,8 @@ std::string canonicalOutputPath(const std::string &path) {
   auto [folder, base] = splitPath(path);
   char resolved[PATH_MAX];
   if (!::realpath(folder.c_str(), resolved))
-    throw BadInput(escapeForMessage(path) + ": folder '" +
-                   escapeForMessage(folder) + "' does not exist");
+    throw BadInput(escapeInvalidUtf8(path) + ": folder '" +
+                   escapeInvalidUtf8(folder) + "' does not exist");
   std::string out = resolved;
   return (out == "/" ? "" : out) + "/" + base;
 }
@@ -58,7 +58,7 @@ std::string canonicalOutputPath(const std::string &path) {
 void writeFileAtomically(const std::string &path, const std::string &contents) {
   checkOutputPath(path);
   auto [folder, base] = splitPath(path);
-  std::string shown = escapeForMessage(path);
+  std::string shown = escapeInvalidUtf8(path);
   // The temporary name is unpredictable and created exclusively, so a file
   // or symlink planted under an expected name is never written through.
   std::string pattern = folder + "/." + base + ".tmp.XXXXXX";

@@ -29,7 +29,7 @@ static std::string describeMode(mode_t mode) {
 RegularFile::RegularFile(const std::string &path, int64_t maxBytes,
                          const ReadFileOptions &options)
     : name(path), what(options.what) {
-  std::string shown = escapeForMessage(path);
+  std::string shown = escapeInvalidUtf8(path);
   // O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever.
   int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
   if (options.refuseSymlink)
@@ -75,7 +75,7 @@ void RegularFile::readAt(int64_t offset, int64_t count, char *out) const {
     if (got < 0 && errno == EINTR)
       continue;
     if (got <= 0)
-      throw BadInput(escapeForMessage(name) + ": cannot be read (" + what +
+      throw BadInput(escapeInvalidUtf8(name) + ": cannot be read (" + what +
                      "): " + (got < 0 ? std::strerror(errno)
                                       : "the file is shorter than it was"));
     out += got;
@@ -93,22 +93,6 @@ std::string RegularFile::readAll() const {
 std::string readRegularFile(const std::string &path, int64_t maxBytes,
                             const ReadFileOptions &options) {
   return RegularFile(path, maxBytes, options).readAll();
-}
-
-std::string escapeForMessage(const std::string &text) {
-  static const char *hex = "0123456789abcdef";
-  std::string out;
-  out.reserve(text.size());
-  for (unsigned char c : text) {
-    if (c >= 0x20 && c < 0x7f) {
-      out += char(c);
-    } else {
-      out += "\\x";
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
 }
 
 } // namespace ditc

@@ -66,7 +66,7 @@ public:
         header.shape = tuple();
         haveShape = true;
       } else {
-        fail("has an unknown key '" + escapeForMessage(key) +
+        fail("has an unknown key '" + escapeInvalidUtf8(key) +
              "'; expected descr, fortran_order and shape");
       }
       skipSpace();
@@ -87,7 +87,7 @@ public:
 
 private:
   [[noreturn]] void fail(const std::string &problem) const {
-    throw BadInput(escapeForMessage(path) + ": .npy header " + problem);
+    throw BadInput(escapeInvalidUtf8(path) + ": .npy header " + problem);
   }
   char peek() const { return pos < text.size() ? text[pos] : '\0'; }
   void skipSpace() {
@@ -158,7 +158,7 @@ NpyArray readNpy(const std::string &path) {
   ReadFileOptions options;
   options.what = ".npy file";
   RegularFile file(path, kMaxNpyFileBytes, options);
-  std::string shown = escapeForMessage(path);
+  std::string shown = escapeInvalidUtf8(path);
   char preamble[12] = {};
   if (file.size() < 10)
     throw BadInput(shown + ": not a .npy file (" + std::to_string(file.size()) +
@@ -191,7 +191,7 @@ NpyArray readNpy(const std::string &path) {
   file.readAt(offset, headerLength, text.data());
   NpyHeader header = parseNpyHeader(text, path);
   if (header.descr != "<f4" && header.descr != "<f8")
-    throw BadInput(shown + ": dtype '" + escapeForMessage(header.descr) +
+    throw BadInput(shown + ": dtype '" + escapeInvalidUtf8(header.descr) +
                    "' is not supported; expected float32 ('<f4') or float64 ('<f8')");
   if (header.fortranOrder)
     throw BadInput(shown + ": Fortran-order arrays are not supported; save in C order");

@@ -117,19 +117,19 @@ static std::string readPlanFile(const std::string &dir,
   std::string path = dir + "/" + relative;
   struct stat info;
   if (!missingHint.empty() && ::lstat(path.c_str(), &info) != 0 && errno == ENOENT)
-    throw BadInput(escapeForMessage(path) + ": no such file (" + what + "; " +
+    throw BadInput(escapeInvalidUtf8(path) + ": no such file (" + what + "; " +
                    missingHint + ")");
   char root[PATH_MAX], folder[PATH_MAX];
   std::string parent = path.substr(0, path.find_last_of('/'));
   if (!::realpath(dir.c_str(), root))
-    throw BadInput(escapeForMessage(dir) + ": not a plan folder");
+    throw BadInput(escapeInvalidUtf8(dir) + ": not a plan folder");
   if (!::realpath(parent.c_str(), folder))
-    throw BadInput(escapeForMessage(path) + ": no such file (" + what + ")");
+    throw BadInput(escapeInvalidUtf8(path) + ": no such file (" + what + ")");
   std::string rootText = root, folderText = folder;
   if (folderText != rootText && folderText.rfind(rootText + "/", 0) != 0)
-    throw BadInput(escapeForMessage(path) + ": its folder resolves to " +
-                   escapeForMessage(folderText) + ", outside the plan folder " +
-                   escapeForMessage(rootText) +
+    throw BadInput(escapeInvalidUtf8(path) + ": its folder resolves to " +
+                   escapeInvalidUtf8(folderText) + ", outside the plan folder " +
+                   escapeInvalidUtf8(rootText) +
                    "; plans may not link out of their folder");
   ReadFileOptions options;
   options.refuseSymlink = true;
@@ -143,15 +143,15 @@ Manifest loadManifest(const std::string &dir) {
   m.path = dir + "/manifest.json";
   struct stat info;
   if (::stat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
-    throw BadInput(escapeForMessage(dir) +
+    throw BadInput(escapeInvalidUtf8(dir) +
                    ": not a plan folder (expected a folder written by "
                    "`ditc compile`)");
   json raw = JsonObject::parseText(
       readPlanFile(dir, "manifest.json", kMaxJsonFileBytes, "plan manifest"),
-      escapeForMessage(m.path));
+      escapeInvalidUtf8(m.path));
   if (!raw.is_object())
-    throw BadInput(escapeForMessage(m.path) + ": expected a JSON object");
-  JsonObject top(escapeForMessage(m.path), &raw);
+    throw BadInput(escapeInvalidUtf8(m.path) + ": expected a JSON object");
+  JsonObject top(escapeInvalidUtf8(m.path), &raw);
   int64_t version = top.getInt("format_version", 0, 1 << 20);
   if (version != 1)
     top.fail("format_version", "is " + std::to_string(version) +
@@ -222,15 +222,15 @@ Manifest loadManifest(const std::string &dir) {
     ProgramEntry entry{p.getString("id"), p.getString("file"), p.getString("sha256")};
     if (entry.file.find("..") != std::string::npos || entry.file.empty() ||
         entry.file[0] == '/' || entry.file.back() == '/')
-      p.fail("file", "is '" + escapeForMessage(entry.file) +
+      p.fail("file", "is '" + escapeInvalidUtf8(entry.file) +
                          "'; expected a file path inside the plan folder");
     if (entry.sha256.size() != 64 ||
         entry.sha256.find_first_not_of("0123456789abcdef") != std::string::npos)
-      p.fail("sha256", "is '" + escapeForMessage(entry.sha256.substr(0, 80)) +
+      p.fail("sha256", "is '" + escapeInvalidUtf8(entry.sha256.substr(0, 80)) +
                            "'; expected 64 lowercase hex digits");
     for (const ProgramEntry &other : m.programs)
       if (other.id == entry.id)
-        p.fail("id", "is '" + escapeForMessage(entry.id) +
+        p.fail("id", "is '" + escapeInvalidUtf8(entry.id) +
                          "', which an earlier program already uses");
     programHashes += entry.sha256;
     m.programs.push_back(entry);
@@ -408,7 +408,7 @@ private:
     op.name = object.getString("op");
     auto kind = opKinds().find(op.name);
     if (kind == opKinds().end())
-      object.fail("op", "is '" + escapeForMessage(op.name.substr(0, 80)) +
+      object.fail("op", "is '" + escapeInvalidUtf8(op.name.substr(0, 80)) +
                             "', which this dit-run cannot execute");
     op.kind = kind->second;
     if (object.has("in"))
@@ -456,7 +456,7 @@ private:
       return true;
     std::string position = attrs.getString("text_position");
     if (position != "prefix" && position != "suffix")
-      attrs.fail("text_position", "is '" + escapeForMessage(position) +
+      attrs.fail("text_position", "is '" + escapeInvalidUtf8(position) +
                                       "'; expected prefix or suffix");
     return position == "prefix";
   }
@@ -523,7 +523,7 @@ private:
         std::string axis = attrs.getString("ring_axis_name");
         if (std::find(std::begin(kAxisNames), std::end(kAxisNames), axis) ==
             std::end(kAxisNames))
-          attrs.fail("ring_axis_name", "is '" + escapeForMessage(axis) +
+          attrs.fail("ring_axis_name", "is '" + escapeInvalidUtf8(axis) +
                                            "', not a mesh axis");
         op.axes = {axis};
       }
@@ -536,7 +536,7 @@ private:
       std::string kind = attrs.getString("kind");
       auto it = kinds.find(kind);
       if (it == kinds.end())
-        attrs.fail("kind", "is '" + escapeForMessage(kind) +
+        attrs.fail("kind", "is '" + escapeInvalidUtf8(kind) +
                                "'; expected gelu, gelu_tanh, silu, swiglu or geglu");
       a.activation = it->second;
       break;
@@ -570,7 +570,7 @@ private:
     case OpKind::SchedulerStep: {
       std::string kind = attrs.getOptionalString("kind").value_or("flow_match_euler");
       if (kind != "flow_match_euler")
-        attrs.fail("kind", "is '" + escapeForMessage(kind) +
+        attrs.fail("kind", "is '" + escapeInvalidUtf8(kind) +
                                "'; this dit-run steps flow_match_euler");
       break;
     }
@@ -578,7 +578,7 @@ private:
       op.axes = axisList(attrs, "axes");
       if (auto reduction = attrs.getOptionalString("reduction");
           reduction && *reduction != "sum")
-        attrs.fail("reduction", "is '" + escapeForMessage(*reduction) +
+        attrs.fail("reduction", "is '" + escapeInvalidUtf8(*reduction) +
                                     "'; this dit-run reduces with sum");
       break;
     case OpKind::AllGather:
@@ -643,7 +643,7 @@ private:
       if (total != p.shape[p.splitDim])
         split.fail("segments", "add up to " + std::to_string(total) +
                                    " but dimension " + std::to_string(p.splitDim) +
-                                   " of '" + escapeForMessage(p.name) + "' is " +
+                                   " of '" + escapeInvalidUtf8(p.name) + "' is " +
                                    std::to_string(p.shape[p.splitDim]));
     }
     p.onlyOnTpZero = object.has("only_on_axis_coordinate_0");
@@ -667,11 +667,11 @@ Program loadProgram(const Manifest &manifest, const std::string &id) {
   const ProgramEntry &entry = manifest.programEntry(id);
   Program program;
   program.id = id;
-  program.file = escapeForMessage(manifest.dir + "/" + entry.file);
+  program.file = escapeInvalidUtf8(manifest.dir + "/" + entry.file);
   program.sha256 = entry.sha256;
   std::string text =
       readPlanFile(manifest.dir, entry.file, kMaxProgramFileBytes,
-                   "program '" + escapeForMessage(id) + "'",
+                   "program '" + escapeInvalidUtf8(id) + "'",
                    "a rank-<r> bundle carries only its own rank's programs");
   std::string actual = sha256Hex(text);
   if (actual != entry.sha256)
@@ -686,7 +686,7 @@ Program loadProgram(const Manifest &manifest, const std::string &id) {
   JsonObject top(program.file, &raw);
   program.expert = top.getOptionalString("expert").value_or("transformer");
   if (program.expert != "transformer" && program.expert != "transformer_2")
-    top.fail("expert", "is '" + escapeForMessage(program.expert) +
+    top.fail("expert", "is '" + escapeInvalidUtf8(program.expert) +
                            "'; expected transformer or transformer_2");
   FunctionReader reader(manifest, program.file);
   program.step = reader.read(top, id, "outputs");
@@ -698,7 +698,7 @@ Program loadProgram(const Manifest &manifest, const std::string &id) {
     StepInput input;
     input.name = in.getString("name");
     if (!known.count(input.name))
-      in.fail("name", "is '" + escapeForMessage(input.name) +
+      in.fail("name", "is '" + escapeInvalidUtf8(input.name) +
                           "'; expected one of latents, timestep, sigma, "
                           "sigma_next, text, pooled_text, guidance");
     if (program.step.valueShapes.empty())

@@ -95,12 +95,12 @@ public:
 
 private:
   [[noreturn]] void failIn(const Function &fn, const std::string &problem) const {
-    throw BadInput(p.file + ": function '" + escapeForMessage(fn.name) + "' " +
+    throw BadInput(p.file + ": function '" + escapeInvalidUtf8(fn.name) + "' " +
                    problem);
   }
 
   [[noreturn]] void fail(const std::string &problem) const {
-    std::string where = p.file + ": function '" + escapeForMessage(fn->name) +
+    std::string where = p.file + ": function '" + escapeInvalidUtf8(fn->name) +
                         "', op #" + std::to_string(opIndex) + " '" + op->name + "'";
     if (op->a.block >= 0)
       where += " (block " + std::to_string(op->a.block) + ")";
@@ -123,7 +123,7 @@ private:
         return it->second;
       if (std::find(stack.begin(), stack.end(), &f) != stack.end())
         failIn(f, "is called recursively (through " +
-                      escapeForMessage(stack.back()->name) +
+                      escapeInvalidUtf8(stack.back()->name) +
                       "); plans never recurse");
       stack.push_back(&f);
       int depth = 0;
@@ -134,7 +134,7 @@ private:
           continue;
         auto callee = p.functions.find(o.callee);
         if (callee == p.functions.end())
-          failIn(f, "calls '" + escapeForMessage(o.callee) +
+          failIn(f, "calls '" + escapeInvalidUtf8(o.callee) +
                         "', which is not under 'functions'");
         auto [calleeDepth, calleeOps] = visit(callee->second);
         depth = std::max(depth, calleeDepth + 1);
@@ -259,7 +259,7 @@ private:
   }
   void expectParam(size_t i, const Shape &expected) const {
     if (param(i) != expected)
-      fail("parameter '" + escapeForMessage(op->params[i].name) + "' is " +
+      fail("parameter '" + escapeInvalidUtf8(op->params[i].name) + "' is " +
            show(param(i)) + " on this rank, but the operands need " +
            show(expected));
   }
@@ -303,13 +303,13 @@ private:
           callee.results.size() != op->outputs.size())
         fail("passes " + std::to_string(op->inputs.size()) + " values and takes " +
              std::to_string(op->outputs.size()) + ", but '" +
-             escapeForMessage(op->callee) + "' has " +
+             escapeInvalidUtf8(op->callee) + "' has " +
              std::to_string(callee.args.size()) + " arguments and " +
              std::to_string(callee.results.size()) + " results");
       for (size_t i = 0; i < callee.args.size(); ++i)
         if (in(i) != callee.valueShapes[callee.args[i]])
           fail("passes " + show(in(i)) + " as argument " + std::to_string(i) +
-               ", which '" + escapeForMessage(op->callee) + "' declares " +
+               ", which '" + escapeInvalidUtf8(op->callee) + "' declares " +
                show(callee.valueShapes[callee.args[i]]));
       for (size_t i = 0; i < callee.results.size(); ++i)
         expectResult(callee.valueShapes[callee.results[i]], i);
@@ -335,7 +335,7 @@ private:
         fail("operand is 0-d; a linear map needs a feature dimension");
       expectParams(1, 2);
       if (param(0).size() != 2)
-        fail("weight '" + escapeForMessage(op->params[0].name) + "' is " +
+        fail("weight '" + escapeInvalidUtf8(op->params[0].name) + "' is " +
              show(param(0)) + "; expected [out, in]");
       int64_t outFeatures = param(0)[0];
       expectParam(0, {outFeatures, in(0).back()});
@@ -358,7 +358,7 @@ private:
         if (table.size() != 3 || (table[0] != 1 && table[0] != batch) ||
             table[1] != a.numChunks ||
             (in(0)[1] != table[2] && in(0)[1] != table[1] * table[2]))
-          fail("table '" + escapeForMessage(op->params[0].name) + "' is " +
+          fail("table '" + escapeInvalidUtf8(op->params[0].name) + "' is " +
                show(table) + ", which does not fit the conditioning " +
                show(in(0)) + " in " + std::to_string(a.numChunks) +
                " chunks: expected [1, " + std::to_string(a.numChunks) +
@@ -412,7 +412,7 @@ private:
         expectParams(1, op->kind == OpKind::LayerNorm ? 2 : 1);
         Shape weight = param(0);
         if (weight != Shape{width} && weight != Shape{group})
-          fail("weight '" + escapeForMessage(op->params[0].name) + "' is " +
+          fail("weight '" + escapeInvalidUtf8(op->params[0].name) + "' is " +
                show(weight) + "; expected [" + std::to_string(width) + "] or [" +
                std::to_string(group) + "]");
         if (op->params.size() == 2)

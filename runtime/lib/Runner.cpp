@@ -73,13 +73,13 @@ static void checkOutputs(const RunOptions &options, const Manifest &m) {
     checkOutputPath(path, flag);
     std::string canonical = canonicalOutputPath(path);
     if (canonical.rfind(plan + "/", 0) == 0)
-      throw BadInput(flag + " " + escapeForMessage(path) +
-                     ": lies inside the plan folder " + escapeForMessage(plan) +
+      throw BadInput(flag + " " + escapeInvalidUtf8(path) +
+                     ": lies inside the plan folder " + escapeInvalidUtf8(plan) +
                      "; write outputs elsewhere, so a run never changes its plan");
     if (flag == "--output")
       output = canonical;
     else if (canonical == output)
-      throw BadInput("--report " + escapeForMessage(path) +
+      throw BadInput("--report " + escapeInvalidUtf8(path) +
                      ": is the same file as --output; give the report its own "
                      "name");
   }
@@ -108,7 +108,7 @@ static LoadedRank load(const RunOptions &options) {
         got += (got.empty() ? "" : ", ") + std::to_string(d);
       for (int64_t d : expected)
         want += (want.empty() ? "" : ", ") + std::to_string(d);
-      throw BadInput(escapeForMessage(options.textEmbeds) + ": shape is (" + got +
+      throw BadInput(escapeInvalidUtf8(options.textEmbeds) + ": shape is (" + got +
                      ") but the plan needs (" + want +
                      ") = (branches, batch, text_tokens, text_embed_dim)");
     }

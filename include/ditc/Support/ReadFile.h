@@ -10,6 +10,8 @@
 #ifndef DITC_SUPPORT_READFILE_H
 #define DITC_SUPPORT_READFILE_H
 
+#include "ditc/Support/Utf8.h"
+
 #include <cstdint>
 #include <string>
 
@@ -56,10 +58,6 @@ private:
 /// Reads a whole regular file of at most `maxBytes`.
 std::string readRegularFile(const std::string &path, int64_t maxBytes,
                             const ReadFileOptions &options = {});
-
-/// `text` with bytes that are not printable ASCII written as \xNN, so a
-/// hostile path or value never breaks a message or a JSON document.
-std::string escapeForMessage(const std::string &text);
 
 } // namespace ditc
 
