@@ -288,6 +288,22 @@ Manifest loadManifest(const std::string &dir) {
                                std::to_string(expectTokens) + " x " +
                                std::to_string(m.patch[0] * m.patch[1] *
                                               m.patch[2] * m.latentChannels));
+  // Every rank with a program draws these whole (noise, text and pooled text
+  // of every branch) and rank 0 assembles the latents: bound them before
+  // anything is allocated.
+  for (const auto &[what, dims] :
+       {std::pair<const char *, std::vector<int64_t>>{
+            "latents", {m.batch, m.latentTokens, m.latentFeatures}},
+        {"text", {m.batch, m.textTokens, m.textEmbedDim}},
+        {"pooled text", {m.batch, m.pooledDim}}}) {
+    int64_t elements = 1;
+    for (int64_t d : dims) // each d <= 2^24: no overflow before the cap
+      elements = std::min(elements * d, kMaxValueElements + 1);
+    if (elements > kMaxValueElements)
+      work.fail("batch", std::string("makes the ") + what + " hold more than " +
+                             std::to_string(kMaxValueElements) +
+                             " elements per branch");
+  }
   if (m.latentTokens % m.latentBlocks())
     latents.fail("split_over", "splits " + std::to_string(m.latentTokens) +
                                    " tokens into " +

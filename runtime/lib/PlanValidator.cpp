@@ -77,6 +77,7 @@ public:
 
   void run() {
     checkCallGraph();
+    checkParametersAgree();
     checkStepInterface();
     std::vector<char> defined(p.step.valueShapes.size(), 0);
     for (const StepInput &in : p.inputs)
@@ -153,6 +154,29 @@ private:
                      std::to_string(kMaxOpsPerStep) +
                      " ops once its calls are expanded; a real plan runs at "
                      "most a few thousand");
+  }
+
+  /// The executor draws each parameter once, by name, and hands that tensor
+  /// to every op naming it: two ops must not disagree on its shape or slice.
+  void checkParametersAgree() {
+    std::map<std::string, const ParamSpec *> byName;
+    auto visit = [&](const Function &f) {
+      for (const Op &o : f.ops)
+        for (const ParamSpec &spec : o.params) {
+          auto [it, fresh] = byName.emplace(spec.name, &spec);
+          const ParamSpec &first = *it->second;
+          if (!fresh && (first.shape != spec.shape || first.splitDim != spec.splitDim ||
+                         first.segments != spec.segments ||
+                         first.onlyOnTpZero != spec.onlyOnTpZero))
+            failIn(f, "reads parameter '" + escapeInvalidUtf8(spec.name) +
+                          "' as " + show(spec.shape) +
+                          " where another op reads it as " + show(first.shape) +
+                          " (or with another split); a parameter has one layout");
+        }
+    };
+    visit(p.step);
+    for (const auto &entry : p.functions)
+      visit(entry.second);
   }
 
   /// The values the runner feeds in and gathers out have the shapes it
