@@ -137,6 +137,49 @@ static std::string readPlanFile(const std::string &dir,
   return readRegularFile(path, maxBytes, options);
 }
 
+/// The manifest's `groups` (written for readers; the runtime derives its
+/// groups from the coordinates) must say what the coordinates say: for each
+/// axis, every rank in exactly one group, each group the ranks that differ
+/// only on that axis, listed by ascending coordinate. A plan whose groups
+/// disagree with its layout was edited or built by something else.
+static void checkGroups(const Manifest &m, const JsonObject &top) {
+  if (!top.has("groups"))
+    return;
+  JsonObject groups = top.getObject("groups");
+  for (const Axis &axis : m.axes) {
+    if (!groups.has(axis.name))
+      continue;
+    std::vector<std::vector<int64_t>> lists =
+        groups.getIntLists(axis.name, 0, m.worldSize() - 1);
+    std::vector<char> seen(m.ranks.size(), 0);
+    for (size_t g = 0; g < lists.size(); ++g) {
+      const std::vector<int64_t> &members = lists[g];
+      std::string field = axis.name + "[" + std::to_string(g) + "]";
+      if (int64_t(members.size()) != axis.size)
+        groups.fail(field, "lists " + std::to_string(members.size()) +
+                               " ranks, but axis " + axis.name + " has size " +
+                               std::to_string(axis.size));
+      for (size_t i = 0; i < members.size(); ++i) {
+        const RankEntry &member = m.ranks[members[i]];
+        if (seen[members[i]]++)
+          groups.fail(field, "lists rank " + std::to_string(members[i]) +
+                                 ", which another " + axis.name +
+                                 " group already holds");
+        bool sameElsewhere = true;
+        for (const Axis &other : m.axes)
+          if (other.name != axis.name &&
+              member.coords.at(other.name) != m.ranks[members[0]].coords.at(other.name))
+            sameElsewhere = false;
+        if (!sameElsewhere || member.coords.at(axis.name) != int64_t(i))
+          groups.fail(field, "lists rank " + std::to_string(members[i]) +
+                                 " at position " + std::to_string(i) +
+                                 ", but its coordinates put it elsewhere in the " +
+                                 axis.name + " groups");
+      }
+    }
+  }
+}
+
 Manifest loadManifest(const std::string &dir) {
   Manifest m;
   m.dir = dir;
@@ -260,6 +303,8 @@ Manifest loadManifest(const std::string &dir) {
     }
     m.ranks.push_back(entry);
   }
+
+  checkGroups(m, top);
 
   JsonObject latents = top.getObject("latents");
   if (latents.getString("layout") != "patch_tokens")

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <set>
 
 namespace ditc::runtime {
 
@@ -39,33 +40,46 @@ int64_t elementsOf(const Shape &shape) {
 /// The size of the group a collective over some axes runs on, and each
 /// rank's index in it, computed the way Manifest::groupOf orders members,
 /// in one pass over the ranks rather than one per rank.
-struct GroupShape {
-  std::vector<int64_t> size, index; // per global rank; 0 / -1 without a program
-};
-
-GroupShape groupShape(const Manifest &m, const std::vector<std::string> &axes) {
+/// Every group of ranks (with a program) over `axes`, each ordered by its
+/// members' coordinates on those axes, as Manifest::groupOf orders one
+/// rank's group: all of them in one pass over the ranks.
+std::vector<std::vector<int64_t>> groupsOver(const Manifest &m,
+                                             const std::vector<std::string> &axes) {
   auto inGroup = [&](const std::string &axis) {
     return std::find(axes.begin(), axes.end(), axis) != axes.end();
   };
-  std::map<Shape, std::vector<std::pair<Shape, int64_t>>> groups;
+  std::map<Shape, std::vector<std::pair<Shape, int64_t>>> byOutside;
   for (const RankEntry &entry : m.ranks) {
     if (!entry.program)
       continue;
     Shape outside, inside;
     for (const Axis &a : m.axes)
       (inGroup(a.name) ? inside : outside).push_back(entry.coords.at(a.name));
-    groups[outside].push_back({inside, entry.rank});
+    byOutside[outside].push_back({inside, entry.rank});
   }
+  std::vector<std::vector<int64_t>> groups;
+  for (auto &group : byOutside) {
+    std::sort(group.second.begin(), group.second.end());
+    groups.emplace_back();
+    for (const auto &member : group.second)
+      groups.back().push_back(member.second);
+  }
+  return groups;
+}
+
+struct GroupShape {
+  std::vector<int64_t> size, index; // per global rank; 0 / -1 without a program
+};
+
+GroupShape groupShape(const Manifest &m, const std::vector<std::string> &axes) {
   GroupShape out;
   out.size.assign(m.ranks.size(), 0);
   out.index.assign(m.ranks.size(), -1);
-  for (auto &group : groups) {
-    std::sort(group.second.begin(), group.second.end());
-    for (size_t i = 0; i < group.second.size(); ++i) {
-      out.size[group.second[i].second] = int64_t(group.second.size());
-      out.index[group.second[i].second] = int64_t(i);
+  for (const std::vector<int64_t> &group : groupsOver(m, axes))
+    for (size_t i = 0; i < group.size(); ++i) {
+      out.size[group[i]] = int64_t(group.size());
+      out.index[group[i]] = int64_t(i);
     }
-  }
   return out;
 }
 
@@ -679,7 +693,178 @@ private:
   size_t opIndex = 0;
 };
 
+/// One communication a program issues, as its peers must mirror it.
+struct Event {
+  std::string what; // op name, plus the attributes the peers must share
+  Shape shape;
+  int64_t peer = -1; // send/recv: the other member's in-group index
+  bool send = false;
+  bool operator==(const Event &o) const {
+    return what == o.what && shape == o.shape;
+  }
+};
+
+/// The communications of one step of `program`, per axis tuple, in issue
+/// order, with every call expanded (validateProgram bounded the expansion).
+class Tracer {
+public:
+  explicit Tracer(const Program &program) : p(program) {}
+  std::map<std::vector<std::string>, std::vector<Event>> trace() {
+    walk(p.step);
+    return std::move(events);
+  }
+
+private:
+  void walk(const Function &fn) {
+    for (const Op &op : fn.ops) {
+      if (op.kind == OpKind::Call) {
+        walk(p.functions.at(op.callee));
+        continue;
+      }
+      if (op.axes.empty() || op.kind == OpKind::AllSlice)
+        continue; // local, or a slice that moves no data
+      const Shape &x = fn.valueShapes[op.inputs[0]];
+      Event e{op.name, x};
+      switch (op.kind) {
+      case OpKind::AllGather:
+        e.what += " gather_axis " + std::to_string(op.a.axis);
+        break;
+      case OpKind::AllToAll:
+        e.what += " split_axis " + std::to_string(op.a.splitAxis) +
+                  " concat_axis " + std::to_string(op.a.concatAxis);
+        break;
+      case OpKind::LayerNorm:
+      case OpKind::RmsNorm:
+        e.what += " statistics, group_size " + std::to_string(op.a.groupSize);
+        break;
+      case OpKind::Attention: {
+        // Ring hops carry the K/V image rows: k's shape less the text rows.
+        Shape k = op.inputs.size() == 3 ? fn.valueShapes[op.inputs[1]] : x;
+        e.what = "ring attention";
+        e.shape = {k[0], k[1] - op.a.textTokens, k[2]};
+        break;
+      }
+      case OpKind::Send:
+      case OpKind::Recv:
+        e.peer = op.a.peer;
+        e.send = op.kind == OpKind::Send;
+        e.what = "point-to-point";
+        break;
+      default:
+        break;
+      }
+      events[op.axes].push_back(std::move(e));
+    }
+  }
+  const Program &p;
+  std::map<std::vector<std::string>, std::vector<Event>> events;
+};
+
+std::string describeEvent(const Event &e) {
+  return "'" + e.what + "' of " + show(e.shape);
+}
+
 } // namespace
+
+void validateCollectivePairing(const Manifest &m,
+                               const std::map<std::string, Program> &programs) {
+  std::map<std::string, std::map<std::vector<std::string>, std::vector<Event>>> traces;
+  for (const auto &[id, program] : programs)
+    traces[id] = Tracer(program).trace();
+  std::set<std::vector<std::string>> tuples;
+  for (const auto &entry : traces)
+    for (const auto &perTuple : entry.second)
+      tuples.insert(perTuple.first);
+  static const std::vector<Event> none;
+  // Each rank runs `program` until the expert switch, then `program_2`.
+  for (int phase = 0; phase < 2; ++phase) {
+    auto programOf = [&](int64_t rank) -> const std::string & {
+      const RankEntry &entry = m.ranks[rank];
+      return phase == 1 && entry.program2 ? *entry.program2 : *entry.program;
+    };
+    auto eventsOf = [&](int64_t rank, const std::vector<std::string> &tuple)
+        -> const std::vector<Event> & {
+      const auto &byTuple = traces.at(programOf(rank));
+      auto it = byTuple.find(tuple);
+      return it == byTuple.end() ? none : it->second;
+    };
+    for (const std::vector<std::string> &tuple : tuples) {
+      std::string axes;
+      for (const std::string &a : tuple)
+        axes += (axes.empty() ? "" : "+") + a;
+      // Groups whose members run the same programs in the same order pair up
+      // alike; each such signature is checked once.
+      std::set<std::vector<std::string>> checked;
+      for (const std::vector<int64_t> &group : groupsOver(m, tuple)) {
+        std::vector<std::string> signature;
+        for (int64_t rank : group)
+          signature.push_back(programOf(rank));
+        if (!checked.insert(signature).second)
+          continue;
+        auto where = [&](int64_t rank) {
+          return "rank " + std::to_string(rank) + " (program '" +
+                 escapeInvalidUtf8(programOf(rank)) + "')";
+        };
+        auto fail = [&](const std::string &problem) {
+          throw BadInput(m.path + ": the programs do not pair up over " + axes +
+                         " in the group of ranks " + [&] {
+                           std::string list;
+                           for (int64_t r : group)
+                             list += (list.empty() ? "" : ", ") + std::to_string(r);
+                           return "[" + list + "]";
+                         }() + ": " + problem +
+                         "; the ranks would wait on each other until --timeout");
+        };
+        // Group collectives: every member issues the same sequence.
+        auto collectives = [&](int64_t rank) {
+          std::vector<Event> out;
+          for (const Event &e : eventsOf(rank, tuple))
+            if (e.peer < 0)
+              out.push_back(e);
+          return out;
+        };
+        std::vector<Event> reference = collectives(group[0]);
+        for (size_t i = 1; i < group.size(); ++i) {
+          std::vector<Event> mine = collectives(group[i]);
+          for (size_t k = 0; k < std::max(mine.size(), reference.size()); ++k) {
+            if (k < mine.size() && k < reference.size() && mine[k] == reference[k])
+              continue;
+            fail("collective #" + std::to_string(k) + " is " +
+                 (k < reference.size() ? describeEvent(reference[k]) : "nothing") +
+                 " on " + where(group[0]) + " but " +
+                 (k < mine.size() ? describeEvent(mine[k]) : "nothing") + " on " +
+                 where(group[i]));
+          }
+        }
+        // Point to point: sends from i to j meet recvs on j from i, in order.
+        std::map<std::pair<size_t, size_t>, std::vector<Shape>> sentTo, receivedFrom;
+        for (size_t i = 0; i < group.size(); ++i)
+          for (const Event &e : eventsOf(group[i], tuple))
+            if (e.peer >= 0)
+              (e.send ? sentTo[{i, size_t(e.peer)}]
+                      : receivedFrom[{size_t(e.peer), i}])
+                  .push_back(e.shape);
+        std::set<std::pair<size_t, size_t>> pairs;
+        for (const auto &entry : sentTo)
+          pairs.insert(entry.first);
+        for (const auto &entry : receivedFrom)
+          pairs.insert(entry.first);
+        for (auto [i, j] : pairs) {
+          const std::vector<Shape> &sent = sentTo[{i, j}];
+          const std::vector<Shape> &received = receivedFrom[{i, j}];
+          if (sent != received)
+            fail(where(group[i]) + " sends " + std::to_string(sent.size()) +
+                 " tensor(s) " +
+                 (sent.empty() ? "" : "(first " + show(sent[0]) + ") ") + "to " +
+                 where(group[j]) + ", which receives " +
+                 std::to_string(received.size()) +
+                 (received.empty() ? "" : " (first " + show(received[0]) + ")") +
+                 " from it");
+        }
+      }
+    }
+  }
+}
 
 void validateProgram(const Manifest &manifest, const Program &program,
                      const std::vector<int64_t> &ranks) {

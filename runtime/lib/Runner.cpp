@@ -95,10 +95,24 @@ static LoadedRank load(const RunOptions &options) {
   if (options.rank < 0 || options.rank >= m.worldSize())
     throw BadInput("RANK is " + std::to_string(options.rank) + "; expected [0, " +
                    std::to_string(m.worldSize() - 1) + "]");
+  // In a full plan folder every rank (and the launcher) validates every
+  // program any rank runs, and that they pair up, so a plan that would hang
+  // its ranks is refused before any of them meets another. A rank-<r>
+  // bundle holds only its own programs; its peers check theirs.
+  std::map<std::string, Program> every;
+  if (bundleRank(m.dir) < 0) {
+    for (const RankEntry &other : m.ranks)
+      for (const auto &id : {other.program, other.program2})
+        if (id && !every.count(*id))
+          every.emplace(*id, loadProgram(m, *id));
+    validateCollectivePairing(m, every);
+  }
   const RankEntry &entry = m.ranks[options.rank];
   for (const auto &id : {entry.program, entry.program2})
     if (id)
-      loaded.programs.push_back(loadRankProgram(m, *id, options.rank));
+      loaded.programs.push_back(every.count(*id)
+                                    ? every.at(*id)
+                                    : loadRankProgram(m, *id, options.rank));
   if (!options.textEmbeds.empty()) {
     NpyArray array = readNpy(options.textEmbeds);
     std::vector<int64_t> expected = {m.branches, m.batch, m.textTokens, m.textEmbedDim};
@@ -122,14 +136,14 @@ static LoadedRank load(const RunOptions &options) {
 }
 
 void validateBeforeRendezvous(const RunOptions &options) {
+  // load() checks every program of a full plan folder; --nproc on a bundle
+  // is refused here, naming the first rank whose program it lacks.
   LoadedRank loaded = load(options);
-  // The launcher validates every program any rank runs, each once (for all
-  // the ranks that run it), not just rank 0's.
-  std::set<std::string> checked;
-  for (const RankEntry &entry : loaded.manifest.ranks)
-    for (const auto &id : {entry.program, entry.program2})
-      if (id && checked.insert(*id).second)
-        loadRankProgram(loaded.manifest, *id, entry.rank);
+  if (bundleRank(loaded.manifest.dir) >= 0)
+    for (const RankEntry &entry : loaded.manifest.ranks)
+      for (const auto &id : {entry.program, entry.program2})
+        if (id)
+          loadRankProgram(loaded.manifest, *id, entry.rank);
 }
 
 /// Axis tuples the programs use, in a canonical order (fewer axes first,

@@ -7,6 +7,9 @@
                                      the top, and re-signs the plan
   hostile.py npy-header FILE KEY N   a .npy whose header's KEY ('descr' or
                                      'shape') holds N characters
+  hostile.py extra-send PLAN ID      program ID sends its first sent value
+                                     twice (a valid program whose peer waits
+                                     for one), and re-signs the plan
 """
 import hashlib
 import json
@@ -38,6 +41,27 @@ def callbomb(plan, program_id, width, depth):
     resign(plan, manifest)
 
 
+def extra_send(plan, program_id):
+    manifest = json.load(open(f"{plan}/manifest.json"))
+    entry = next(p for p in manifest["programs"] if p["id"] == program_id)
+    path = f"{plan}/{entry['file']}"
+    program = json.load(open(path))
+    for function in [program] + list(program["functions"].values()):
+        for index, op in enumerate(function["ops"]):
+            if op["op"] == "shard.send":
+                clone = dict(op, out=[len(function["values"])])
+                function["values"].append(function["values"][op["out"][0]])
+                function["ops"].insert(index + 1, clone)
+                break
+        else:
+            continue
+        break
+    text = json.dumps(program, separators=(",", ":"), sort_keys=True) + "\n"
+    open(path, "w").write(text)
+    entry["sha256"] = hashlib.sha256(text.encode()).hexdigest()
+    resign(plan, manifest)
+
+
 def npy_header(path, key, length):
     fields = {"descr": "'<f4'", "fortran_order": "False", "shape": "(2,)"}
     fields[key] = "'" + "x" * length + "'" if key == "descr" else "(" + "1," * (length // 2) + ")"
@@ -53,6 +77,8 @@ def main():
         open(sys.argv[2], "w").write("[" * int(sys.argv[3]))
     elif command == "callbomb":
         callbomb(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
+    elif command == "extra-send":
+        extra_send(sys.argv[2], sys.argv[3])
     elif command == "npy-header":
         npy_header(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     else:

@@ -185,6 +185,15 @@ std::vector<int64_t> ranksRunning(const Manifest &manifest, const std::string &i
 void validateProgram(const Manifest &manifest, const Program &program,
                      const std::vector<int64_t> &ranks);
 
+/// Checks that the programs of every rank pair up: for each group of each
+/// axis tuple, every member issues the same collectives in the same order
+/// with the same shapes, and every send from member i to member j meets a
+/// recv on j from i of the same shape, in order (per expert phase). A plan
+/// that fails this would hang until --timeout or mix up buffers. `programs`
+/// maps each program id any rank runs to its validated program.
+void validateCollectivePairing(const Manifest &manifest,
+                               const std::map<std::string, Program> &programs);
+
 constexpr int kMaxCallDepth = 8;
 constexpr int64_t kMaxOpsPerStep = int64_t(1) << 22;
 constexpr int64_t kMaxValueElements = int64_t(1) << 31;
