@@ -6,7 +6,8 @@
 // attacker would: each listed program's sha256 and the plan_hash are
 // recomputed, so the fuzzer reaches the validator rather than stopping at
 // the hash check. Then every program any rank runs is loaded and validated,
-// as dit-run's launcher does before the rendezvous.
+// and checked to pair up with its peers, as dit-run's launcher does before
+// the rendezvous.
 //
 //===----------------------------------------------------------------------===//
 #include "FuzzInput.h"
@@ -79,11 +80,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ditc::fuzz::writeText(dir + "/manifest.json", manifestText);
   try {
     ditc::runtime::Manifest m = ditc::runtime::loadManifest(dir);
-    std::set<std::string> loaded;
+    std::map<std::string, ditc::runtime::Program> programs;
     for (const ditc::runtime::RankEntry &entry : m.ranks)
       for (const auto &id : {entry.program, entry.program2})
-        if (id && loaded.insert(*id).second)
-          ditc::runtime::loadProgram(m, *id);
+        if (id && !programs.count(*id))
+          programs.emplace(*id, ditc::runtime::loadProgram(m, *id));
+    ditc::runtime::validateCollectivePairing(m, programs);
     m.outputHolders();
   } catch (const ditc::BadInput &error) {
     ditc::fuzz::noteRefusal(error.what());
