@@ -35,6 +35,9 @@ cmake -G Ninja -S "$root" -B "$build" \
   -DDITC_ENABLE_FUZZING=ON -DDITC_BUILD_RUNTIME=OFF >/dev/null
 ninja -C "$build" -j "${DITC_JOBS:-2}" "${targets[@]/#/ditc-fuzz-}"
 
+# As in scripts/test.sh: LLVM's headers poison memory that the
+# uninstrumented MLIR libraries then reuse.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-allow_user_poisoning=0}
 for target in "${targets[@]}"; do
   out="$build/out/$target"
   mkdir -p "$out/corpus"
