@@ -318,14 +318,18 @@ Communicator::Communicator(const Manifest &manifest, int64_t rank,
         groups[key] = build(key, members);
     }
   }
-  std::vector<int64_t> outputMembers = manifest.outputHolders();
-  outputMembers.push_back(0);
+  // Each dp replica gathers its own outputs on its leader; the replicas'
+  // groups are disjoint, so each rank builds at most its own.
+  int64_t replica = manifest.ranks[rank].coords.at("dp");
+  outputLeader = manifest.replicaLeader(replica);
+  std::vector<int64_t> outputMembers = manifest.outputHolders(replica);
+  outputMembers.push_back(outputLeader);
   std::sort(outputMembers.begin(), outputMembers.end());
   outputMembers.erase(std::unique(outputMembers.begin(), outputMembers.end()),
                       outputMembers.end());
   if (outputMembers.size() > 1 &&
       std::count(outputMembers.begin(), outputMembers.end(), rank))
-    outputGroup = build("output", outputMembers);
+    outputGroup = build("output.dp" + std::to_string(replica), outputMembers);
 }
 
 Communicator::~Communicator() = default;
@@ -499,12 +503,13 @@ at::Tensor Communicator::finishShift(int handle) {
 std::vector<at::Tensor>
 Communicator::gatherOutput(const at::Tensor &myBlock,
                            const std::vector<int64_t> &shape) {
-  std::vector<int64_t> holders = manifest.outputHolders();
+  std::vector<int64_t> holders =
+      manifest.outputHolders(manifest.ranks[myRank].coords.at("dp"));
   std::vector<at::Tensor> blocks;
   if (!outputGroup) {
-    // Rank 0 holds every block itself (one block), or this rank has
+    // The leader holds every block itself (one block), or this rank has
     // nothing to send.
-    if (myRank == 0)
+    if (myRank == outputLeader)
       blocks.push_back(myBlock);
     return blocks;
   }
@@ -513,9 +518,9 @@ Communicator::gatherOutput(const at::Tensor &myBlock,
            outputGroup->members.begin();
   };
   try {
-    if (myRank == 0) {
+    if (myRank == outputLeader) {
       for (int64_t holder : holders) {
-        if (holder == 0) {
+        if (holder == outputLeader) {
           blocks.push_back(myBlock);
           continue;
         }
@@ -526,10 +531,11 @@ Communicator::gatherOutput(const at::Tensor &myBlock,
       }
     } else if (std::count(holders.begin(), holders.end(), myRank)) {
       at::Tensor buffer = myBlock.to(at::kFloat).contiguous();
-      outputGroup->send(buffer, indexOf(0), 2)();
+      outputGroup->send(buffer, indexOf(outputLeader), 2)();
     }
   } catch (const std::exception &error) {
-    fail("gathering the final latents on rank 0", *outputGroup, error);
+    fail("gathering the final latents on rank " + std::to_string(outputLeader),
+         *outputGroup, error);
   }
   return blocks;
 }

@@ -10,10 +10,9 @@ namespace ditc::runtime {
 using nlohmann::json;
 
 Executor::Executor(const Manifest &manifest, int64_t rank, const Program &program,
-                   Communicator *comm, at::ScalarType computeType, int64_t seed)
+                   Communicator *comm, at::ScalarType computeType)
     : manifest(manifest), rank(rank), prog(program), comm(comm),
-      computeType(computeType), device(comm ? comm->device() : at::Device(at::kCPU)),
-      seed(seed) {}
+      computeType(computeType), device(comm ? comm->device() : at::Device(at::kCPU)) {}
 
 std::string Executor::describe(const Op &op) const {
   std::string text = op.name;
@@ -26,7 +25,12 @@ std::string Executor::describe(const Op &op) const {
 // before the rendezvous (docs/runtime.md, "Validation"); the executor trusts
 // them and never re-checks on the step path.
 
-void Executor::materializeParameters() {
+void Executor::materializeParameters(int64_t seed) {
+  if (drawnSeed == seed)
+    return;
+  drawnSeed = seed;
+  parameterByName.clear();
+  parameterByOp.clear();
   int64_t tpSize = manifest.axisSize("tp");
   int64_t tpIndex = manifest.ranks[rank].coords.at("tp");
   auto visit = [&](const Function &fn) {

@@ -130,4 +130,18 @@ at::Tensor unpatchify(const at::Tensor &tokens, const Manifest &m) {
       .contiguous();
 }
 
+at::Tensor patchifyBlock(const at::Tensor &latents, const Manifest &m,
+                         int64_t block) {
+  int64_t pt = m.patch[0], ph = m.patch[1], pw = m.patch[2];
+  int64_t gf = m.latentFrames / pt, gh = m.latentHeight / ph,
+          gw = m.latentWidth / pw;
+  int64_t tokens = m.latentTokens / m.latentBlocks();
+  return latents
+      .reshape({m.batch, m.latentChannels, gf, pt, gh, ph, gw, pw})
+      .permute({0, 2, 4, 6, 3, 5, 7, 1})
+      .reshape({m.batch, m.latentTokens, m.latentFeatures})
+      .narrow(1, block * tokens, tokens)
+      .contiguous();
+}
+
 } // namespace ditc::runtime

@@ -72,12 +72,19 @@ int64_t Manifest::latentBlocks() const {
   return n;
 }
 
-std::vector<int64_t> Manifest::outputHolders() const {
+int64_t Manifest::replicaLeader(int64_t replica) const {
+  for (const RankEntry &entry : ranks)
+    if (entry.coords.at("dp") == replica)
+      return entry.rank;
+  throw BadInput(path + ": no rank has dp coordinate " + std::to_string(replica));
+}
+
+std::vector<int64_t> Manifest::outputHolders(int64_t replica) const {
   int64_t lastStage = axisSize("pp") - 1;
   std::vector<int64_t> holders(latentBlocks(), -1);
   for (const RankEntry &entry : ranks) {
     if (!entry.program || entry.coords.at("pp") != lastStage ||
-        entry.coords.at("dp") != 0 || entry.coords.at("cfg") != 0 ||
+        entry.coords.at("dp") != replica || entry.coords.at("cfg") != 0 ||
         entry.coords.at("tp") != 0)
       continue;
     int64_t block = latentBlock(entry.rank);
@@ -86,7 +93,8 @@ std::vector<int64_t> Manifest::outputHolders() const {
   }
   for (size_t b = 0; b < holders.size(); ++b)
     if (holders[b] < 0)
-      throw BadInput(path + ": no rank of the last stage holds latent block " +
+      throw BadInput(path + ": no rank of the last stage of replica " +
+                     std::to_string(replica) + " holds latent block " +
                      std::to_string(b));
   return holders;
 }

@@ -3,6 +3,7 @@
 #include "ditc/Runtime/Executor.h"
 #include "ditc/Runtime/Initializer.h"
 #include "ditc/Runtime/Npy.h"
+#include "ditc/Runtime/Requests.h"
 #include "ditc/Support/AtomicFile.h"
 #include "ditc/Support/BadInput.h"
 #include "ditc/Support/ReadFile.h"
@@ -28,7 +29,7 @@ namespace {
 struct LoadedRank {
   Manifest manifest;
   std::vector<Program> programs; // program, then program_2
-  std::vector<at::Tensor> texts; // per branch, [B, T, E], from --text-embeds
+  std::vector<Request> requests; // this rank's replica's share, in order
 };
 } // namespace
 
@@ -57,32 +58,66 @@ static Program loadRankProgram(const Manifest &m, const std::string &id,
   return loadProgram(m, id);
 }
 
-/// Rank 0 writes --output and --report. Both are checked before any work:
-/// each must be absent or a regular file in a writable folder (never a
-/// device, FIFO, symlink or folder), they must differ, and neither may lie
-/// inside the plan folder, whose files the run reads.
-static void checkOutputs(const RunOptions &options, const Manifest &m) {
+/// The outputs are checked before any work: each request's output and the
+/// report must be absent or a regular file in a writable folder (never a
+/// device, FIFO, symlink or folder), no two may name one file, and none may
+/// lie inside the plan folder, whose files the run reads.
+static void checkOutputs(const RunOptions &options, const Manifest &m,
+                         const std::vector<Request> &requests) {
   char root[PATH_MAX];
   std::string plan = ::realpath(m.dir.c_str(), root) ? std::string(root) : m.dir;
-  std::string output;
-  for (const auto &[flag, path] :
-       {std::pair<std::string, std::string>{"--output", options.output},
-        {"--report", options.report}}) {
-    if (path.empty())
-      continue;
+  std::map<std::string, std::string> claimed; // canonical path -> who
+  auto claim = [&](const std::string &flag, const std::string &path) {
     checkOutputPath(path, flag);
     std::string canonical = canonicalOutputPath(path);
     if (canonical.rfind(plan + "/", 0) == 0)
       throw BadInput(flag + " " + escapeInvalidUtf8(path) +
                      ": lies inside the plan folder " + escapeInvalidUtf8(plan) +
                      "; write outputs elsewhere, so a run never changes its plan");
-    if (flag == "--output")
-      output = canonical;
-    else if (canonical == output)
-      throw BadInput("--report " + escapeInvalidUtf8(path) +
-                     ": is the same file as --output; give the report its own "
-                     "name");
-  }
+    auto [it, fresh] = claimed.emplace(canonical, flag);
+    if (!fresh)
+      throw BadInput(flag + " " + escapeInvalidUtf8(path) +
+                     ": is the same file as " + it->second +
+                     "; give every output its own name");
+  };
+  for (const Request &request : requests)
+    claim(request.origin == "the command line" ? "--output"
+                                               : request.origin + ": output",
+          request.output);
+  if (!options.report.empty())
+    claim("--report", options.report);
+}
+
+/// Reads a request's --text-embeds, [branches, B, T, E], as one tensor per
+/// branch; throws BadInput on a shape the plan cannot use.
+static std::vector<at::Tensor> readTextEmbeds(const Request &request,
+                                              const Manifest &m) {
+  NpyArray array = readNpy(request.textEmbeds);
+  std::vector<int64_t> expected = {m.branches, m.batch, m.textTokens, m.textEmbedDim};
+  if (array.shape != expected)
+    throw BadInput(escapeInvalidUtf8(request.textEmbeds) + ": shape is " +
+                   describeShape(array.shape) + " but the plan needs " +
+                   describeShape(expected) +
+                   " = (branches, batch, text_tokens, text_embed_dim)");
+  at::Tensor all = at::from_blob(array.data.data(), expected, at::kFloat).clone();
+  std::vector<at::Tensor> texts;
+  for (int64_t b = 0; b < m.branches; ++b)
+    texts.push_back(all[b]);
+  return texts;
+}
+
+/// Reads a request's --latents, the initial noise in the layout --output
+/// writes, [B, C, F, H, W].
+static at::Tensor readLatents(const Request &request, const Manifest &m) {
+  NpyArray array = readNpy(request.latents);
+  std::vector<int64_t> expected = {m.batch, m.latentChannels, m.latentFrames,
+                                   m.latentHeight, m.latentWidth};
+  if (array.shape != expected)
+    throw BadInput(escapeInvalidUtf8(request.latents) + ": shape is " +
+                   describeShape(array.shape) + " but the plan's latents are " +
+                   describeShape(expected) + " = (batch, channels, frames, height, "
+                                             "width), as --output writes them");
+  return at::from_blob(array.data.data(), expected, at::kFloat).clone();
 }
 
 static LoadedRank load(const RunOptions &options) {
@@ -113,25 +148,30 @@ static LoadedRank load(const RunOptions &options) {
       loaded.programs.push_back(every.count(*id)
                                     ? every.at(*id)
                                     : loadRankProgram(m, *id, options.rank));
-  if (!options.textEmbeds.empty()) {
-    NpyArray array = readNpy(options.textEmbeds);
-    std::vector<int64_t> expected = {m.branches, m.batch, m.textTokens, m.textEmbedDim};
-    if (array.shape != expected) {
-      std::string got, want;
-      for (int64_t d : array.shape)
-        got += (got.empty() ? "" : ", ") + std::to_string(d);
-      for (int64_t d : expected)
-        want += (want.empty() ? "" : ", ") + std::to_string(d);
-      throw BadInput(escapeInvalidUtf8(options.textEmbeds) + ": shape is (" + got +
-                     ") but the plan needs (" + want +
-                     ") = (branches, batch, text_tokens, text_embed_dim)");
+  // Every request is checked by every rank before the rendezvous, so a bad
+  // line stops the whole run before any work, whichever replica serves it.
+  RequestDefaults defaults{options.seed, options.textEmbeds, options.latents,
+                           options.output, options.requestsFile};
+  int64_t replicas = m.axisSize("dp");
+  std::vector<Request> requests = buildRequests(defaults, replicas);
+  std::set<std::string> checkedInputs;
+  for (const Request &request : requests) {
+    try {
+      if (!request.textEmbeds.empty() && checkedInputs.insert(request.textEmbeds).second)
+        readTextEmbeds(request, m);
+      if (!request.latents.empty() && checkedInputs.insert(request.latents).second)
+        readLatents(request, m);
+    } catch (const BadInput &error) {
+      if (request.origin == "the command line")
+        throw;
+      throw BadInput(request.origin + ": " + error.what());
     }
-    at::Tensor all = at::from_blob(array.data.data(), expected, at::kFloat).clone();
-    for (int64_t b = 0; b < m.branches; ++b)
-      loaded.texts.push_back(all[b]);
   }
-  if (options.rank == 0)
-    checkOutputs(options, m);
+  checkOutputs(options, m, requests);
+  // Round-robin: replica d serves requests d, d + D, d + 2D, ...
+  int64_t replica = m.ranks[options.rank].coords.at("dp");
+  for (size_t k = size_t(replica); k < requests.size(); k += size_t(replicas))
+    loaded.requests.push_back(requests[k]);
   return loaded;
 }
 
@@ -225,7 +265,8 @@ struct StepTiming {
 static void printSummary(const Manifest &m, const RunOptions &options,
                          int64_t steps, const std::vector<StepTiming> &timings,
                          double setupMs, int64_t paramBytes,
-                         const std::vector<int64_t> &outShape) {
+                         const std::vector<std::pair<std::string, std::vector<int64_t>>>
+                             &written) {
   std::set<std::string> keys;
   for (const StepTiming &t : timings)
     for (const auto &c : t.commMs)
@@ -267,10 +308,12 @@ static void printSummary(const Manifest &m, const RunOptions &options,
     std::printf(" %12.2f", sumPerAxis[k] / n);
   std::printf("\ncommunication share on rank 0: %.1f%%\n",
               sumTotal > 0 ? 100.0 * sumComm / sumTotal : 0.0);
-  std::string shape;
-  for (int64_t d : outShape)
-    shape += (shape.empty() ? "" : ", ") + std::to_string(d);
-  std::printf("wrote %s: latents [%s] float32\n", options.output.c_str(), shape.c_str());
+  for (const auto &[path, outShape] : written) {
+    std::string shape;
+    for (int64_t d : outShape)
+      shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+    std::printf("wrote %s: latents [%s] float32\n", path.c_str(), shape.c_str());
+  }
   std::fflush(stdout);
 }
 
@@ -303,94 +346,123 @@ void runRank(const RunOptions &options) {
                     options.rendezvous);
   at::ScalarType computeType = options.bfloat16 ? at::kBFloat16 : at::kFloat;
   std::vector<std::unique_ptr<Executor>> experts;
-  for (const Program &p : loaded.programs) {
-    experts.push_back(std::make_unique<Executor>(m, rank, p, &comm, computeType,
-                                                 options.seed));
-    experts.back()->materializeParameters();
-  }
+  for (const Program &p : loaded.programs)
+    experts.push_back(std::make_unique<Executor>(m, rank, p, &comm, computeType));
   int64_t steps = options.steps > 0 ? options.steps : m.steps;
   auto device = at::TensorOptions(at::kFloat).device(comm.device());
-
-  // Step inputs: this rank's noise block, and the text of every branch.
-  at::Tensor latents;
-  std::vector<at::Tensor> texts, pooled;
-  if (!experts.empty()) {
-    latents = drawNoiseBlock(options.seed, m, m.latentBlock(rank)).to(comm.device());
-    for (int64_t b = 0; b < m.branches; ++b) {
-      texts.push_back(loaded.texts.empty()
-                          ? drawNormal(options.seed, "text" + std::to_string(b),
-                                       {m.batch, m.textTokens, m.textEmbedDim})
-                                .to(comm.device())
-                          : loaded.texts[b].to(comm.device()));
-      pooled.push_back(drawNormal(options.seed, "pooled" + std::to_string(b),
-                                  {m.batch, m.pooledDim})
-                           .to(comm.device()));
-    }
-  }
+  int64_t replica = m.ranks[rank].coords.at("dp");
+  bool leader = rank == m.replicaLeader(replica);
   comm.takeCommSeconds();
   double setupMs =
       std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 
-  // The denoising loop: sigmas fall linearly from 1 to 0 (numpy.linspace).
-  Progress progress(steps, rank == 0);
+  // Each replica serves its requests one after another; replicas exchange
+  // nothing, so they may serve different counts.
   std::vector<StepTiming> timings;
-  for (int64_t step = 0; step < steps && !experts.empty(); ++step) {
-    Clock::time_point stepStart = Clock::now();
-    double delta = -1.0 / double(steps);
-    double sigma = 1.0 + double(step) * delta;
-    double sigmaNext = step + 1 == steps ? 0.0 : 1.0 + double(step + 1) * delta;
-    double timestep = sigma * 1000.0;
-    // Two experts (Wan2.2 A14B): the high-noise one above the boundary.
-    Executor &executor =
-        experts.size() > 1 && timestep < m.boundaryRatio * 1000.0 ? *experts[1]
-                                                                  : *experts[0];
-    std::map<int, at::Tensor> inputs;
-    for (const StepInput &in : executor.program().inputs) {
-      at::Tensor value;
-      if (in.name == "latents")
-        value = latents;
-      else if (in.name == "timestep")
-        value = at::full({m.batch}, timestep, device);
-      else if (in.name == "sigma")
-        value = at::scalar_tensor(sigma, device);
-      else if (in.name == "sigma_next")
-        value = at::scalar_tensor(sigmaNext, device);
-      else if (in.name == "text")
-        value = texts[in.branch];
-      else if (in.name == "pooled_text")
-        value = pooled[in.branch];
-      else
-        value = at::full({m.batch}, 3.5, device); // guidance
-      inputs[in.value] = value;
+  std::vector<std::pair<std::string, std::vector<int64_t>>> written;
+  for (const Request &request : loaded.requests) {
+    // Synthetic parameters are a function of the seed, as in a one-replica
+    // run of the same request.
+    for (auto &executor : experts)
+      executor->materializeParameters(request.seed);
+    // Step inputs: this rank's noise block, and the text of every branch.
+    at::Tensor latents;
+    std::vector<at::Tensor> texts, pooled;
+    if (!experts.empty()) {
+      latents = request.latents.empty()
+                    ? drawNoiseBlock(request.seed, m, m.latentBlock(rank))
+                    : patchifyBlock(readLatents(request, m), m, m.latentBlock(rank));
+      latents = latents.to(comm.device());
+      std::vector<at::Tensor> given;
+      if (!request.textEmbeds.empty())
+        given = readTextEmbeds(request, m);
+      for (int64_t b = 0; b < m.branches; ++b) {
+        texts.push_back((given.empty()
+                             ? drawNormal(request.seed, "text" + std::to_string(b),
+                                          {m.batch, m.textTokens, m.textEmbedDim})
+                             : given[b])
+                            .to(comm.device()));
+        pooled.push_back(drawNormal(request.seed, "pooled" + std::to_string(b),
+                                    {m.batch, m.pooledDim})
+                             .to(comm.device()));
+      }
     }
-    // validateProgram proved the program has exactly one output.
-    std::vector<at::Tensor> outputs = executor.runStep(inputs, step + 1 == steps);
-    latents = outputs[0].to(at::kFloat);
-    StepTiming timing;
-    timing.totalMs =
-        std::chrono::duration<double, std::milli>(Clock::now() - stepStart).count();
-    for (const auto &c : comm.takeCommSeconds())
-      timing.commMs[c.first] = c.second * 1000.0;
-    timings.push_back(timing);
-    progress.update(step + 1, timing.totalMs);
-  }
 
-  // Assemble the final latents on rank 0 and write them whole or not at all.
-  int64_t blockTokens = m.latentTokens / m.latentBlocks();
-  std::vector<at::Tensor> blocks = comm.gatherOutput(
-      latents.defined() ? latents : at::Tensor(),
-      {m.batch, blockTokens, m.latentFeatures});
+    // The denoising loop: sigmas fall linearly from 1 to 0 (numpy.linspace).
+    Progress progress(steps, rank == 0);
+    for (int64_t step = 0; step < steps && !experts.empty(); ++step) {
+      Clock::time_point stepStart = Clock::now();
+      double delta = -1.0 / double(steps);
+      double sigma = 1.0 + double(step) * delta;
+      double sigmaNext = step + 1 == steps ? 0.0 : 1.0 + double(step + 1) * delta;
+      double timestep = sigma * 1000.0;
+      // Two experts (Wan2.2 A14B): the high-noise one above the boundary.
+      Executor &executor =
+          experts.size() > 1 && timestep < m.boundaryRatio * 1000.0 ? *experts[1]
+                                                                    : *experts[0];
+      std::map<int, at::Tensor> inputs;
+      for (const StepInput &in : executor.program().inputs) {
+        at::Tensor value;
+        if (in.name == "latents")
+          value = latents;
+        else if (in.name == "timestep")
+          value = at::full({m.batch}, timestep, device);
+        else if (in.name == "sigma")
+          value = at::scalar_tensor(sigma, device);
+        else if (in.name == "sigma_next")
+          value = at::scalar_tensor(sigmaNext, device);
+        else if (in.name == "text")
+          value = texts[in.branch];
+        else if (in.name == "pooled_text")
+          value = pooled[in.branch];
+        else
+          value = at::full({m.batch}, 3.5, device); // guidance
+        inputs[in.value] = value;
+      }
+      // validateProgram proved the program has exactly one output.
+      std::vector<at::Tensor> outputs = executor.runStep(inputs, step + 1 == steps);
+      latents = outputs[0].to(at::kFloat);
+      StepTiming timing;
+      timing.totalMs =
+          std::chrono::duration<double, std::milli>(Clock::now() - stepStart).count();
+      for (const auto &c : comm.takeCommSeconds())
+        timing.commMs[c.first] = c.second * 1000.0;
+      timings.push_back(timing);
+      progress.update(step + 1, timing.totalMs);
+    }
+
+    // Assemble the final latents on the replica's leader and write them
+    // whole or not at all.
+    int64_t blockTokens = m.latentTokens / m.latentBlocks();
+    std::vector<at::Tensor> blocks = comm.gatherOutput(
+        latents.defined() ? latents : at::Tensor(),
+        {m.batch, blockTokens, m.latentFeatures});
+    if (!leader)
+      continue;
+    at::Tensor tokens = at::cat(blocks, 1).to(at::kFloat).cpu();
+    at::Tensor out = unpatchify(tokens, m);
+    std::vector<int64_t> shape = out.sizes().vec();
+    writeFileAtomically(request.output, encodeNpy(shape, out.data_ptr<float>()));
+    written.emplace_back(request.output, shape);
+    if (rank != 0) {
+      std::string dims;
+      for (int64_t d : shape)
+        dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+      std::printf("dit-run: rank %lld (dp replica %lld) wrote %s: latents [%s] "
+                  "float32, seed %lld\n",
+                  (long long)rank, (long long)replica, request.output.c_str(),
+                  dims.c_str(), (long long)request.seed);
+    }
+  }
+  std::fflush(stdout);
   if (rank != 0)
     return;
-  at::Tensor tokens = at::cat(blocks, 1).to(at::kFloat).cpu();
-  at::Tensor out = unpatchify(tokens, m);
-  std::vector<int64_t> shape = out.sizes().vec();
-  writeFileAtomically(options.output, encodeNpy(shape, out.data_ptr<float>()));
   if (!options.report.empty()) {
     nlohmann::json report = {{"plan_hash", m.planHash},
                              {"model", m.modelName},
                              {"ranks", m.worldSize()},
                              {"steps", steps},
+                             {"requests", loaded.requests.size()},
                              {"dtype", options.bfloat16 ? "bfloat16" : "float32"},
                              {"setup_ms", setupMs}};
     for (const StepTiming &t : timings) {
@@ -400,7 +472,7 @@ void runRank(const RunOptions &options) {
     writeFileAtomically(options.report, report.dump(1) + "\n");
   }
   printSummary(m, options, steps, timings, setupMs,
-               experts.empty() ? 0 : experts[0]->parameterBytes(), shape);
+               experts.empty() ? 0 : experts[0]->parameterBytes(), written);
 }
 
 } // namespace ditc::runtime

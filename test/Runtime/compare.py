@@ -24,6 +24,17 @@ def world_size(plan):
         return json.load(f)["mesh"]["num_gpus"]
 
 
+def replica0_output(plan, output):
+    """The file dit-run writes for dp replica 0 given --output `output`: the
+    path itself, or OUT.dp0.npy when the plan has dp replicas (each replica
+    serves its own request and writes OUT.dp<i>.npy)."""
+    with open(os.path.join(plan, "manifest.json")) as f:
+        axes = json.load(f)["mesh"]["axes"]
+    if next(a["size"] for a in axes if a["name"] == "dp") == 1:
+        return output
+    return output[:-len(".npy")] + ".dp0.npy" if output.endswith(".npy") else output + ".dp0.npy"
+
+
 def main():
     a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
     if a.shape != b.shape:

@@ -30,7 +30,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "Executable"))
 import simulate_plan  # noqa: E402
-from compare import relative_error, world_size  # noqa: E402
+from compare import relative_error, replica0_output, world_size  # noqa: E402
 
 
 def run(cmd):
@@ -67,7 +67,7 @@ def main():
         run([args.ditc, "compile", args.model, *workload, *flags, "-o", plan])
         run([args.dit_run, plan, "--nproc", str(world_size(plan)), "--output", out,
              "--steps", str(args.steps), "--seed", str(seed), "--timeout", "60"])
-        return plan, out
+        return plan, replica0_output(plan, out)
 
     plan1, out1 = compile_and_run("one-rank", [])
     reference = np.load(out1)
@@ -103,7 +103,7 @@ def main():
             again = out + ".again.npy"
             run([args.dit_run, plan, "--nproc", str(world_size(plan)), "--output",
                  again, "--steps", str(args.steps), "--seed", str(seed)])
-            repeat_ok = np.load(again).tobytes() == latents.tobytes()
+            repeat_ok = np.load(replica0_output(plan, again)).tobytes() == latents.tobytes()
             print(f"{args.model} {name} run twice: "
                   f"{'identical bytes' if repeat_ok else 'DIFFERENT bytes'}")
             failed |= not repeat_ok

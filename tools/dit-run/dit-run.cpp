@@ -1,8 +1,9 @@
 //===- dit-run.cpp - execute a compiled ditc plan on N ranks --------------===//
 //
-//   dit-run PLAN_DIR --nproc N --output OUT.npy [--steps K] [--seed S]
-//           [--dtype float32|bfloat16] [--timeout SEC] [--backend gloo|nccl]
-//           [--text-embeds FILE.npy] [--threads T] [--report FILE.json]
+//   dit-run PLAN_DIR --nproc N (--output OUT.npy | --requests FILE.jsonl)
+//           [--steps K] [--seed S] [--dtype float32|bfloat16] [--timeout SEC]
+//           [--backend gloo|nccl] [--text-embeds FILE.npy] [--latents FILE.npy]
+//           [--threads T] [--report FILE.json]
 //
 // With --nproc, starts N local ranks on loopback. Without it, runs one rank
 // from torchrun-style variables (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR,
@@ -26,12 +27,19 @@ using namespace ditc;
 using namespace ditc::runtime;
 
 static const char *const kUsage =
-    "usage: dit-run PLAN_DIR --output OUT.npy [--nproc N] [--steps K] [--seed S]\n"
-    "               [--dtype float32|bfloat16] [--timeout SEC] [--backend gloo|nccl]\n"
-    "               [--text-embeds FILE.npy] [--threads T] [--report FILE.json]\n"
-    "  PLAN_DIR    a folder written by `ditc compile` (or one rank-<r>/ bundle)\n"
-    "  --nproc N   start N local ranks on loopback; without it, run one rank from\n"
-    "              RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (torchrun)\n"
+    "usage: dit-run PLAN_DIR (--output OUT.npy | --requests FILE.jsonl) [--nproc N]\n"
+    "               [--steps K] [--seed S] [--dtype float32|bfloat16] [--timeout SEC]\n"
+    "               [--backend gloo|nccl] [--text-embeds FILE.npy] [--latents FILE.npy]\n"
+    "               [--threads T] [--report FILE.json]\n"
+    "  PLAN_DIR         a folder written by `ditc compile` (or one rank-<r>/ bundle)\n"
+    "  --output OUT.npy the final latents [B, C, F, H, W]; with dp > 1, replica i\n"
+    "                   serves seed + i and writes OUT.dp<i>.npy\n"
+    "  --requests FILE  one JSON object per line, {\"seed\", \"text_embeds\",\n"
+    "                   \"latents\", \"output\"}, served round-robin by the dp replicas\n"
+    "  --text-embeds F  text embeddings [branches, B, T, E] (default: drawn from the seed)\n"
+    "  --latents F      initial noise [B, C, F, H, W] (default: drawn from the seed)\n"
+    "  --nproc N        start N local ranks on loopback; without it, run one rank from\n"
+    "                   RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (torchrun)\n"
     "exit codes: 0 done, 1 run failure, 2 bad input\n";
 
 static std::string requireEnv(const char *name) {
@@ -61,7 +69,7 @@ int main(int argc, char **argv) {
     ArgParser parser("dit-run");
     for (const char *flag : {"--nproc", "--output", "--steps", "--seed", "--dtype",
                              "--timeout", "--backend", "--text-embeds", "--threads",
-                             "--report"})
+                             "--report", "--latents", "--requests"})
       parser.addOption(flag);
     parser.parse(args);
     parser.expectPositionals(1, "PLAN_DIR");
@@ -69,13 +77,18 @@ int main(int argc, char **argv) {
     options.planDir = parser.positional()[0];
     while (options.planDir.size() > 1 && options.planDir.back() == '/')
       options.planDir.pop_back();
-    if (!parser.get("--output"))
+    if (parser.get("--requests") && parser.get("--output"))
+      throw BadInput("--output and --requests both name outputs; each "
+                     "line of the requests file gives its own \"output\"");
+    if (!parser.get("--output") && !parser.get("--requests"))
       throw BadInput("dit-run: --output OUT.npy is required");
-    options.output = *parser.get("--output");
+    options.output = parser.get("--output").value_or("");
     options.steps = parser.getInt("--steps", 1, 100000).value_or(0);
     options.seed = parser.getInt("--seed", 0, INT64_MAX).value_or(0);
     options.threads = parser.getInt("--threads", 1, 1024).value_or(0);
     options.textEmbeds = parser.get("--text-embeds").value_or("");
+    options.latents = parser.get("--latents").value_or("");
+    options.requestsFile = parser.get("--requests").value_or("");
     options.report = parser.get("--report").value_or("");
     std::string dtype = parser.get("--dtype").value_or("float32");
     if (dtype != "float32" && dtype != "bfloat16")

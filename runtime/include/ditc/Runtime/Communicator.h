@@ -83,8 +83,9 @@ public:
                  const std::string &what);
   at::Tensor finishShift(int handle);
 
-  /// Rank 0 receives every output holder's block and returns them in block
-  /// order; holders send theirs. Other ranks return an undefined tensor.
+  /// The leader of this rank's dp replica (its lowest rank) receives every
+  /// output holder's block of the replica and returns them in block order;
+  /// holders send theirs. Other ranks return nothing.
   std::vector<at::Tensor> gatherOutput(const at::Tensor &myBlock,
                                        const std::vector<int64_t> &shape);
 
@@ -104,6 +105,7 @@ private:
   std::shared_ptr<void> store; // c10d::Store, kept opaque for the header
   std::map<std::string, std::unique_ptr<Group>> groups;
   std::unique_ptr<Group> outputGroup;
+  int64_t outputLeader = 0; // the rank that gathers this replica's outputs
   std::map<std::string, double> commSeconds;
   std::map<int, std::unique_ptr<Exchange>> pendingShifts;
   int nextShift = 0;

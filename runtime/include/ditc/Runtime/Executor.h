@@ -16,6 +16,7 @@
 #include <ATen/ATen.h>
 
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 namespace ditc::runtime {
@@ -23,10 +24,11 @@ namespace ditc::runtime {
 class Executor {
 public:
   Executor(const Manifest &manifest, int64_t rank, const Program &program,
-           Communicator *comm, at::ScalarType computeType, int64_t seed);
+           Communicator *comm, at::ScalarType computeType);
 
-  /// Draws this rank's slice of every parameter the program reads, once.
-  void materializeParameters();
+  /// Draws this rank's slice of every parameter the program reads from
+  /// `seed`; again only when a request brings another seed.
+  void materializeParameters(int64_t seed);
   /// Bytes of parameters this rank holds.
   int64_t parameterBytes() const;
 
@@ -62,7 +64,7 @@ private:
   Communicator *comm;
   at::ScalarType computeType;
   at::Device device;
-  int64_t seed;
+  std::optional<int64_t> drawnSeed;
   std::map<std::string, at::Tensor> parameterByName;
   std::unordered_map<const Op *, std::vector<at::Tensor>> parameterByOp;
   struct RopeTable {

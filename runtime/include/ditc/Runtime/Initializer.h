@@ -46,6 +46,11 @@ at::Tensor drawNoiseBlock(int64_t seed, const Manifest &manifest, int64_t block)
 /// Patch tokens [B, S, pt*ph*pw*C] back to latents [B, C, F, H, W].
 at::Tensor unpatchify(const at::Tensor &tokens, const Manifest &manifest);
 
+/// The inverse of unpatchify for one rank: latents [B, C, F, H, W] as patch
+/// tokens [B, S / n, pt*ph*pw*C], block `block` of the n latent blocks.
+at::Tensor patchifyBlock(const at::Tensor &latents, const Manifest &manifest,
+                         int64_t block);
+
 } // namespace ditc::runtime
 
 #endif // DITC_RUNTIME_INITIALIZER_H

@@ -156,9 +156,12 @@ struct Manifest {
   /// coordinates on the split_over axes.
   int64_t latentBlock(int64_t rank) const;
   int64_t latentBlocks() const;
-  /// The ranks whose final latents make up the output: last pipeline stage,
-  /// dp 0, cfg 0, tp 0, one per latent block, ordered by block.
-  std::vector<int64_t> outputHolders() const;
+  /// The ranks whose final latents make up replica `replica`'s output: last
+  /// pipeline stage, that dp coordinate, cfg 0, tp 0, one per latent block,
+  /// ordered by block.
+  std::vector<int64_t> outputHolders(int64_t replica = 0) const;
+  /// The rank that writes replica `replica`'s outputs: its lowest rank.
+  int64_t replicaLeader(int64_t replica) const;
 };
 
 /// Reads PLAN_DIR/manifest.json; checks every field the runtime uses and

@@ -15,6 +15,8 @@ struct RunOptions {
   int64_t seed = 0;
   bool bfloat16 = false;
   std::string textEmbeds; // optional .npy, [branches, B, T, E]
+  std::string latents;    // optional .npy initial noise, [B, C, F, H, W]
+  std::string requestsFile; // optional JSONL, one request per line (Requests.h)
   std::string report;     // optional JSON of rank 0's per-step timings
   int64_t rank = 0, worldSize = 1;
   int64_t threads = 0; // 0: every core (placement-independent)
