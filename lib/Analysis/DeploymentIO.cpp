@@ -2,6 +2,7 @@
 #include "ditc/Analysis/Deployment.h"
 #include "ditc/Support/BadInput.h"
 #include "ditc/Support/JsonFile.h"
+#include "ditc/Support/Spelling.h"
 
 #include <set>
 #include <sstream>
@@ -36,13 +37,6 @@ std::string backendNames() {
   for (const AttentionBackend &backend : knownAttentionBackends())
     names += std::string(names.empty() ? "" : ", ") + backend.name;
   return names;
-}
-
-std::string joined(const std::vector<std::string> &names) {
-  std::string out;
-  for (const std::string &name : names)
-    out += (out.empty() ? "" : ", ") + name;
-  return out;
 }
 
 /// Parses "a,b,c" into integers; throws BadInput naming the flag.
@@ -107,10 +101,25 @@ Deployment deploymentFromFlags(const ParallelFlags &flags) {
     }
   }
 
-  checkWorldBound("command line", d);
-  if (flags.ppPartition)
+  if (flags.ppPartition) {
     transformer.ppPartition =
         parsePartition("--pp-layer-partition", *flags.ppPartition);
+    // A partition lists one entry per stage, so it already says how many
+    // stages there are; a separate --pp-size only has to agree with it.
+    if (!flags.pp) {
+      if (transformer.ppPartition.size() > size_t(kMaxDegree))
+        throw BadInput("command line: --pp-layer-partition has " +
+                       std::to_string(transformer.ppPartition.size()) +
+                       " entries; at most " + std::to_string(kMaxDegree) +
+                       " pipeline stages are allowed");
+      d[Axis::PP] = int64_t(transformer.ppPartition.size());
+      deployment.notes.push_back(
+          {"pp-layer-partition",
+           "--pp-layer-partition " + *flags.ppPartition + " gives pp_size " +
+               std::to_string(d[Axis::PP]) + " (one stage per entry)"});
+    }
+  }
+  checkWorldBound("command line", d);
   if (flags.backend) {
     if (!findAttentionBackend(*flags.backend))
       throw BadInput("command line: --attention-backend value '" +
@@ -131,20 +140,35 @@ Deployment deploymentFromFlags(const ParallelFlags &flags) {
 
 namespace {
 
-/// Rejects keys outside `allowed`, naming the key's full path.
+/// Rejects keys outside `allowed`, naming the key's full path and the
+/// allowed key nearest to it.
 void checkKeys(const JsonObject &object, const std::set<std::string> &allowed) {
   for (auto it = object.raw().begin(); it != object.raw().end(); ++it) {
     if (allowed.count(it.key()))
       continue;
-    std::string names;
-    for (const std::string &key : allowed)
-      names += (names.empty() ? "" : ", ") + key;
+    std::vector<std::string> names(allowed.begin(), allowed.end());
     throw BadInput(object.file() + ": unknown key '" +
-                   object.keyPath(it.key()) + "'; allowed: " + names);
+                   object.keyPath(it.key()) + "'" +
+                   nearestAndKnown(it.key(), names, "allowed"));
   }
 }
 
+/// sp_size once meant two things: sequence parallelism, and (Wan2.2) the
+/// ranks that split guidance rows. CFG now has its own axis, so a file that
+/// still says sp_size is refused with where each meaning went, rather than
+/// guessed at.
+void refuseSpSize(const JsonObject &object) {
+  if (object.raw().contains("sp_size"))
+    throw BadInput(
+        object.file() + ": key '" + object.keyPath("sp_size") +
+        "' is no longer read: CFG parallelism moved to 'cfg_size' (a "
+        "guidance split written as sp_size: 2 is now cfg_size: 2), and "
+        "sequence parallelism is 'ulysses_degree' and 'ring_degree' (or "
+        "'kv_gather_degree')");
+}
+
 Placement readPlacement(const JsonObject &object, const std::string &name) {
+  refuseSpSize(object);
   checkKeys(object, {"tp_size", "ulysses_degree", "ring_degree",
                      "kv_gather_degree", "cfg_size", "pp_size",
                      "attention_backend", "kv_cache", "instances",
@@ -221,8 +245,8 @@ DeploymentFile parseDeploymentFile(const std::string &path) {
     const std::vector<std::string> &known = knownComponents();
     if (std::find(known.begin(), known.end(), it.key()) == known.end())
       throw BadInput(path + ": unknown component '" +
-                     components.keyPath(it.key()) + "'; allowed: " +
-                     joined(known));
+                     components.keyPath(it.key()) + "'" +
+                     nearestAndKnown(it.key(), known, "allowed"));
     deployment.placements.push_back(
         readPlacement(components.getObject(it.key()), it.key()));
   }

@@ -1,5 +1,6 @@
 //===- ArgParser.cpp - strict command-line flags for ditc tools -----------===//
 #include "ditc/Support/ArgParser.h"
+#include "ditc/Support/Spelling.h"
 
 namespace ditc {
 
@@ -11,13 +12,15 @@ void ArgParser::parse(const std::vector<std::string> &args) {
       positionals.push_back(arg);
       continue;
     }
-    std::string flag = arg, value;
+    std::string spelled = arg, value;
     bool inlineValue = false;
     if (auto eq = arg.find('='); eq != std::string::npos) {
-      flag = arg.substr(0, eq);
+      spelled = arg.substr(0, eq);
       value = arg.substr(eq + 1);
       inlineValue = true;
     }
+    auto alias = aliases.find(spelled);
+    std::string flag = alias == aliases.end() ? spelled : alias->second;
     if (switches.count(flag)) {
       if (inlineValue)
         throw BadInput("command line: " + flag + " takes no value");
@@ -25,21 +28,27 @@ void ArgParser::parse(const std::vector<std::string> &args) {
       continue;
     }
     if (!options.count(flag)) {
-      std::string known;
-      for (const auto &set : {options, switches})
-        for (const std::string &f : set)
-          known += (known.empty() ? "" : " ") + f;
+      std::vector<std::string> known(options.begin(), options.end());
+      known.insert(known.end(), switches.begin(), switches.end());
+      for (const auto &[name, target] : aliases)
+        known.push_back(name);
       throw BadInput("command line: unknown flag '" + flag + "' for '" +
-                     command + "'; known flags: " + known);
+                     command + "'" +
+                     nearestAndKnown(flag, known, "known flags", ""));
     }
     if (!inlineValue) {
       if (i + 1 >= args.size())
-        throw BadInput("command line: " + flag + " needs a value");
+        throw BadInput("command line: " + spelled + " needs a value");
       value = args[++i];
     }
     if (values.count(flag))
-      throw BadInput("command line: " + flag + " is given twice");
+      throw BadInput("command line: " + spelled + " is given twice" +
+                     (spellings[flag] == spelled
+                          ? std::string()
+                          : " (as " + spellings[flag] + " and " + spelled +
+                                ", two names of one flag)"));
     values[flag] = value;
+    spellings[flag] = spelled;
   }
 }
 
@@ -59,14 +68,14 @@ std::optional<int64_t> ArgParser::getInt(const std::string &flag, int64_t min,
   auto text = get(flag);
   if (!text)
     return std::nullopt;
-  return parseIntegerFlag(flag, *text, min, max);
+  return parseIntegerFlag(spellings.at(flag), *text, min, max);
 }
 
 std::optional<double> ArgParser::getDouble(const std::string &flag) const {
   auto text = get(flag);
   if (!text)
     return std::nullopt;
-  return parseFloatFlag(flag, *text);
+  return parseFloatFlag(spellings.at(flag), *text);
 }
 
 void ArgParser::expectPositionals(size_t count, const std::string &what) const {

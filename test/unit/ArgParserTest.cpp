@@ -59,4 +59,35 @@ TEST(ArgParser, RejectsBadNumbers) {
             std::string::npos);
 }
 
+TEST(ArgParser, SuggestsTheNearestFlag) {
+  std::string error = errorOf({"--hieght", "480"});
+  EXPECT_NE(error.find("did you mean --height?"), std::string::npos) << error;
+  EXPECT_EQ(errorOf({"--colour", "red"}).find("did you mean"),
+            std::string::npos);
+}
+
+TEST(ArgParser, ReadsAnAliasAsItsFlagAndNamesTheSpellingGiven) {
+  ArgParser args = makeParser();
+  args.addAlias("--image-height", "--height");
+  args.parse({"--image-height", "720"});
+  EXPECT_EQ(args.getInt("--height", 1, 65536), 720);
+
+  ArgParser outOfRange = makeParser();
+  outOfRange.addAlias("--image-height", "--height");
+  outOfRange.parse({"--image-height=0"});
+  try {
+    outOfRange.getInt("--height", 1, 65536);
+    ADD_FAILURE() << "0 is out of range";
+  } catch (const BadInput &error) {
+    EXPECT_NE(std::string(error.what()).find("--image-height value 0"),
+              std::string::npos)
+        << error.what();
+  }
+
+  ArgParser twice = makeParser();
+  twice.addAlias("--image-height", "--height");
+  EXPECT_THROW(twice.parse({"--height", "1", "--image-height", "2"}),
+               BadInput);
+}
+
 } // namespace

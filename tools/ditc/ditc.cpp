@@ -4,6 +4,8 @@
 //   ditc import MODEL [workload flags] [--dtype bf16|f32] [-o FILE] [--summary]
 //   ditc check MODEL [parallel flags | --deployment FILE] [workload flags]
 //              [--format text|json]
+//   ditc compile MODEL [the check flags] -o PLAN_DIR [--summary] [--per-rank]
+//   ditc <command> --help, ditc help <command>
 //
 // Exit codes: 0 success, 1 an illegal configuration or a failed run, 2 bad
 // input (a flag, a file, a field). Every subcommand is a thin layer over the
@@ -20,6 +22,7 @@
 #include "ditc/Support/ArgParser.h"
 #include "ditc/Support/AtomicFile.h"
 #include "ditc/Support/BadInput.h"
+#include "ditc/Support/Spelling.h"
 #include "ditc/Support/Utf8.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -28,55 +31,127 @@
 #include <nlohmann/json.hpp>
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <cstring>
 #include <iostream>
 
 using namespace ditc;
 
 namespace {
 
-const char *kUsage = R"(usage: ditc <command> [args]
+// Each command's --help is assembled from these blocks, so a flag shared by
+// several commands is described once.
 
-commands:
-  models                         list the bundled models with their key numbers
-  import MODEL [flags]           import a model into the dit dialect
-  check MODEL [flags]            is a parallel configuration legal? (exit 0/1)
-  compile MODEL [flags] -o DIR   write per-rank plans for a legal configuration
-
-MODEL is a bundled model name (see `ditc models`), a diffusers transformer
+const char *kModelHelp = R"(MODEL is a bundled model name (see `ditc models`), a diffusers transformer
 config.json, or an HF-style snapshot folder (model_index.json,
 transformer/config.json, vae/config.json).
-
-workload flags (defaults come from the family's diffusers pipeline):
-  --height H  --width W  --num-frames F  --batch-size B
-  --guidance-scale G  --num-inference-steps N
-
-import flags:
-  --dtype bf16|f32   element type of the graph (default bf16)
-  -o FILE            write the module to FILE instead of stdout
-  --summary          print a readable summary instead of the module
-                     (with -o, the module still goes to FILE)
-
-check flags (degrees default to 1; num_gpus to their product):
-  --num-gpus N --tp-size T --ulysses-degree U --ring-degree R
-  --kv-gather-degree G --sp-degree S --cfg-parallel-size C --pp-size P
-  --dp-size D --pp-layer-partition a,b,... --attention-backend NAME
-  --nnodes K --gpus-per-node M
-  --deployment FILE  per-component degrees and rank lists (instead of the
-                     parallel flags); see docs/cli.md
-  --mesh-order a,b,...  mesh axes outermost first (default
-                     dp,cfg,pp,ring,kv_gather,ulysses,tp)
-  --format text|json (check)
-
-compile flags: the check flags (but --format), and
-  -o PLAN_DIR        the plan folder (new or empty)
-  --dtype bf16|f32   element type of the plan (default bf16)
-  --summary          print per-program collectives and bytes per step
-  --per-rank         also write rank-<r>/ bundles (manifest + that rank's
-                     programs), one per host to ship
-
-exit codes: 0 ok (or legal), 1 illegal configuration or failed run,
-            2 bad input
 )";
+
+const char *kWorkloadHelp = R"(
+workload flags (defaults come from the family's diffusers pipeline):
+  --height H, --width W     pixels; each divides by VAE compression x patch
+  --num-frames F            1 + a multiple of the VAE temporal compression
+                            (1 for image models)
+  --batch-size B            prompts per request (default 1)
+  --guidance-scale G        CFG scale; at most 1 turns guidance off
+  --num-inference-steps N   denoising steps
+)";
+
+const char *kParallelHelp = R"(
+parallel flags (degrees default to 1, --num-gpus to their product):
+  --num-gpus N              world size
+  --tp-size T               tensor parallelism
+  --ulysses-degree U        Ulysses sequence parallelism (all-to-all)
+  --ring-degree R           ring attention
+  --kv-gather-degree G      sequence parallelism by K/V all-gather
+  --sp-degree S             U x R x G; alone, 2 gives kv_gather 2 and more
+                            gives ulysses S
+  --cfg-parallel-size C     guidance branches on separate GPUs
+  --pp-size P               pipeline stages (also --pipeline-parallel-size)
+  --dp-size D               replicas
+  --pp-layer-partition a,b,...
+                            blocks per stage; without --pp-size, one stage
+                            per entry
+  --attention-backend NAME  fa, sage_attn, sdpa or xformers (default fa)
+  --nnodes K, --gpus-per-node M
+                            node shape, for the cross-node warnings
+  --mesh-order a,b,...      mesh axes outermost first (default
+                            dp,cfg,pp,ring,kv_gather,ulysses,tp)
+  --deployment FILE         per-component degrees and rank lists instead of
+                            the parallel flags (see docs/cli.md)
+)";
+
+const char *kDtypeHelp =
+    "  --dtype bf16|f32          element type (default bf16)\n";
+
+const char *kBadInputExit = "            2 bad input (a flag, a file or a field)\n";
+
+std::string modelsUsage() {
+  return std::string(R"(usage: ditc models
+
+Lists the bundled models: name, transformer class, blocks, heads, head_dim,
+width, text tokens, VAE spatial/temporal compression and guidance branches.
+
+flags:
+  -h, --help                this help
+
+exit codes: 0 listed,
+)") + kBadInputExit;
+}
+
+std::string importUsage() {
+  return std::string(R"(usage: ditc import MODEL [workload flags] [flags]
+
+Imports MODEL into the dit dialect and prints the module.
+
+)") + kModelHelp + kWorkloadHelp + R"(
+flags:
+)" + kDtypeHelp + R"(  -o FILE                   write the module to FILE instead of stdout
+  --summary                 print a readable summary instead of the module
+                            (with -o, the module still goes to FILE)
+  -h, --help                this help
+
+exit codes: 0 imported,
+)" + kBadInputExit;
+}
+
+std::string checkUsage() {
+  return std::string(R"(usage: ditc check MODEL [parallel flags | --deployment FILE]
+                  [workload flags] [--format text|json]
+
+Says whether a parallel configuration is legal for MODEL at the workload,
+and why not: every violated rule, then up to three legal configurations
+nearby.
+
+)") + kModelHelp + kParallelHelp + kWorkloadHelp + R"(
+flags:
+  --format text|json        output format (default text)
+  -h, --help                this help
+
+exit codes: 0 legal (warnings and notes allowed), 1 illegal,
+)" + kBadInputExit;
+}
+
+std::string compileUsage() {
+  return std::string(R"(usage: ditc compile MODEL [parallel flags | --deployment FILE]
+                    [workload flags] -o PLAN_DIR [flags]
+
+Checks the configuration as `ditc check` does, then writes per-rank plans
+(see docs/plan-format.md). An illegal configuration is reported and nothing
+is written.
+
+)") + kModelHelp + kParallelHelp + kWorkloadHelp + R"(
+flags:
+  -o PLAN_DIR               the plan folder (new or empty); required
+)" + kDtypeHelp + R"(  --summary                 print per-program collectives and bytes per step
+  --per-rank                also write rank-<r>/ bundles (manifest + that
+                            rank's programs), one per host to ship
+  -h, --help                this help
+
+exit codes: 0 written, 1 illegal configuration (nothing written) or an
+            internal error,
+)" + kBadInputExit;
+}
 
 void addWorkloadFlags(ArgParser &args) {
   for (const char *flag : {"--height", "--width", "--num-frames", "--batch-size",
@@ -187,6 +262,8 @@ void addRequestFlags(ArgParser &args) {
     args.addOption(flag);
   args.addOption("--deployment");
   args.addOption("--mesh-order");
+  // vLLM-Omni's name for the pipeline degree.
+  args.addAlias("--pipeline-parallel-size", "--pp-size");
 }
 
 Request readRequest(const ArgParser &args) {
@@ -404,28 +481,74 @@ int runImport(const std::vector<std::string> &argv) {
   return 0;
 }
 
+struct Command {
+  const char *name;
+  const char *summary; // one line of `ditc --help`
+  std::string (*usage)();
+  int (*run)(const std::vector<std::string> &);
+};
+
+const Command kCommands[] = {
+    {"models", "list the bundled models with their key numbers", modelsUsage,
+     runModels},
+    {"import", "import a model into the dit dialect", importUsage, runImport},
+    {"check", "is a parallel configuration legal? (exit 0/1)", checkUsage,
+     runCheck},
+    {"compile", "write per-rank plans for a legal configuration",
+     compileUsage, runCompile},
+};
+
+std::string topLevelUsage() {
+  std::string usage = "usage: ditc <command> [args]\n\ncommands:\n";
+  for (const Command &command : kCommands)
+    usage += "  " + std::string(command.name) +
+             std::string(10 - std::strlen(command.name), ' ') +
+             command.summary + "\n";
+  return usage + "\n`ditc <command> --help` (or `ditc help <command>`) "
+                 "describes a command's flags.\n\nexit codes: 0 ok (or "
+                 "legal), 1 illegal configuration, 2 bad input\n";
+}
+
+/// -h or --help anywhere after the command asks for its usage, whatever
+/// else is on the line (as dit-run does).
+bool asksForHelp(const std::vector<std::string> &args) {
+  return std::any_of(args.begin(), args.end(), [](const std::string &arg) {
+    return arg == "-h" || arg == "--help";
+  });
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "-h" || args[0] == "--help" ||
-      args[0] == "help") {
-    std::cout << kUsage;
+      (args[0] == "help" && args.size() == 1)) {
+    std::cout << topLevelUsage();
     return args.empty() ? 2 : 0;
   }
-  std::string command = args[0];
+  bool helpCommand = args[0] == "help";
+  if (helpCommand)
+    args.erase(args.begin());
+  std::string name = args[0];
   args.erase(args.begin());
   try {
-    if (command == "models")
-      return runModels(args);
-    if (command == "import")
-      return runImport(args);
-    if (command == "check")
-      return runCheck(args);
-    if (command == "compile")
-      return runCompile(args);
-    throw BadInput("command line: unknown command '" + command +
-                   "'; known: models, import, check, compile (see ditc --help)");
+    const Command *command = nullptr;
+    for (const Command &candidate : kCommands)
+      if (name == candidate.name)
+        command = &candidate;
+    if (!command) {
+      std::vector<std::string> names;
+      for (const Command &candidate : kCommands)
+        names.push_back(candidate.name);
+      throw BadInput("command line: unknown command '" + name + "'" +
+                     nearestAndKnown(name, names, "known") +
+                     " (see ditc --help)");
+    }
+    if (helpCommand || asksForHelp(args)) {
+      std::cout << command->usage();
+      return 0;
+    }
+    return command->run(args);
   } catch (const BadInput &error) {
     // Messages quote paths and values as given, which may be any bytes.
     llvm::outs().flush();

@@ -2,7 +2,8 @@
 //
 // A deliberately small parser: every flag must be declared, every value is
 // validated where it is read, and any unknown flag, missing value or
-// duplicate is a BadInput (exit 2) naming the flag.
+// duplicate is a BadInput (exit 2) naming the flag. An unknown flag is
+// answered with the nearest known one.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DITC_SUPPORT_ARGPARSER_H
@@ -26,6 +27,11 @@ public:
   void addOption(const std::string &flag) { options.insert(flag); }
   /// Declares a flag without a value.
   void addSwitch(const std::string &flag) { switches.insert(flag); }
+  /// Declares `alias` as another spelling of the option `flag` (another
+  /// tool's name for it); a value given either way is read as `flag`'s.
+  void addAlias(const std::string &alias, const std::string &flag) {
+    aliases[alias] = flag;
+  }
 
   /// Parses `args`; positional arguments are collected in order.
   void parse(const std::vector<std::string> &args);
@@ -44,6 +50,8 @@ private:
   std::string command;
   std::set<std::string> options, switches;
   std::map<std::string, std::string> values;
+  /// alias -> flag, and flag -> the spelling given, for messages.
+  std::map<std::string, std::string> aliases, spellings;
   std::set<std::string> seenSwitches;
   std::vector<std::string> positionals;
 };
