@@ -46,9 +46,10 @@ std::vector<int64_t> parsePartition(const std::string &flag,
   std::stringstream stream(text);
   std::string item;
   auto refuse = [&] {
-    throw BadInput("command line: " + flag + " value '" + text +
-                   "' is not a comma-separated list of block counts "
-                   "(e.g. 10,10,10,10)");
+    badFlag(flag, text,
+            flag + " value '" + text +
+                "' is not a comma-separated list of block counts "
+                "(e.g. 10,10,10,10)");
   };
   if (text.empty() || text.back() == ',')
     refuse();
@@ -80,8 +81,9 @@ Deployment deploymentFromFlags(const ParallelFlags &flags) {
     bool explicitSp = flags.ulysses || flags.ring || flags.kvGather;
     if (explicitSp) {
       if (d.sequenceShards() != sp)
-        throw BadInput(
-            "command line: --sp-degree " + std::to_string(sp) +
+        badFlag(
+            "--sp-degree", std::to_string(sp),
+            "--sp-degree " + std::to_string(sp) +
             " disagrees with --ulysses-degree " +
             std::to_string(d[Axis::Ulysses]) + " x --ring-degree " +
             std::to_string(d[Axis::Ring]) + " x --kv-gather-degree " +
@@ -108,10 +110,11 @@ Deployment deploymentFromFlags(const ParallelFlags &flags) {
     // stages there are; a separate --pp-size only has to agree with it.
     if (!flags.pp) {
       if (transformer.ppPartition.size() > size_t(kMaxDegree))
-        throw BadInput("command line: --pp-layer-partition has " +
-                       std::to_string(transformer.ppPartition.size()) +
-                       " entries; at most " + std::to_string(kMaxDegree) +
-                       " pipeline stages are allowed");
+        badFlag("--pp-layer-partition", *flags.ppPartition,
+                "--pp-layer-partition has " +
+                    std::to_string(transformer.ppPartition.size()) +
+                    " entries; at most " + std::to_string(kMaxDegree) +
+                    " pipeline stages are allowed");
       d[Axis::PP] = int64_t(transformer.ppPartition.size());
       deployment.notes.push_back(
           {"pp-layer-partition",
@@ -122,9 +125,9 @@ Deployment deploymentFromFlags(const ParallelFlags &flags) {
   checkWorldBound("command line", d);
   if (flags.backend) {
     if (!findAttentionBackend(*flags.backend))
-      throw BadInput("command line: --attention-backend value '" +
-                     *flags.backend + "' is not known; allowed: " +
-                     backendNames());
+      badFlag("--attention-backend", *flags.backend,
+              "--attention-backend value '" + *flags.backend +
+                  "' is not known; allowed: " + backendNames());
     transformer.backend = *flags.backend;
   }
   if (flags.meshOrder)
@@ -148,8 +151,10 @@ void checkKeys(const JsonObject &object, const std::set<std::string> &allowed) {
       continue;
     std::vector<std::string> names(allowed.begin(), allowed.end());
     throw BadInput(object.file() + ": unknown key '" +
-                   object.keyPath(it.key()) + "'" +
-                   nearestAndKnown(it.key(), names, "allowed"));
+                       object.keyPath(it.key()) + "'" +
+                       nearestAndKnown(it.key(), names, "allowed"),
+                   InputLocation{object.file(), object.keyPath(it.key()),
+                                 shortValueText(it.value())});
   }
 }
 
@@ -164,7 +169,9 @@ void refuseSpSize(const JsonObject &object) {
         "' is no longer read: CFG parallelism moved to 'cfg_size' (a "
         "guidance split written as sp_size: 2 is now cfg_size: 2), and "
         "sequence parallelism is 'ulysses_degree' and 'ring_degree' (or "
-        "'kv_gather_degree')");
+        "'kv_gather_degree')",
+        InputLocation{object.file(), object.keyPath("sp_size"),
+                      shortValueText(object.raw().at("sp_size"))});
 }
 
 Placement readPlacement(const JsonObject &object, const std::string &name) {
@@ -245,8 +252,9 @@ DeploymentFile parseDeploymentFile(const std::string &path) {
     const std::vector<std::string> &known = knownComponents();
     if (std::find(known.begin(), known.end(), it.key()) == known.end())
       throw BadInput(path + ": unknown component '" +
-                     components.keyPath(it.key()) + "'" +
-                     nearestAndKnown(it.key(), known, "allowed"));
+                         components.keyPath(it.key()) + "'" +
+                         nearestAndKnown(it.key(), known, "allowed"),
+                     InputLocation{path, components.keyPath(it.key()), ""});
     deployment.placements.push_back(
         readPlacement(components.getObject(it.key()), it.key()));
   }

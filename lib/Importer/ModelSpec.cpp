@@ -9,6 +9,7 @@
 #include "ditc/Importer/ModelSpec.h"
 #include "ditc/Support/BadInput.h"
 #include "ditc/Support/JsonFile.h"
+#include "ditc/Support/Utf8.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -542,9 +543,9 @@ ModelSpec loadModel(const std::string &model) {
       std::string names;
       for (const BundledModel &m : listBundledModels())
         names += (names.empty() ? "" : ", ") + m.name;
-      throw BadInput(model + ": no such file or folder, and not a bundled "
-                             "model; MODEL is a bundled name (" +
-                     names + "), a config.json, or a snapshot folder");
+      badFile(model, "no such file or folder, and not a bundled model; MODEL "
+                     "is a bundled name (" +
+                         names + "), a config.json, or a snapshot folder");
     }
     path = bundled;
   }
@@ -555,8 +556,8 @@ ModelSpec loadModel(const std::string &model) {
     else if (exists(path + "/config.json"))
       spec = readTransformerConfig(path + "/config.json");
     else
-      throw BadInput(path + ": folder holds neither model_index.json (a "
-                            "snapshot) nor config.json (a transformer)");
+      badFile(path, "folder holds neither model_index.json (a snapshot) nor "
+                    "config.json (a transformer)");
   } else {
     spec = readTransformerConfig(path);
   }
@@ -600,23 +601,28 @@ Workload resolveWorkload(const ModelSpec &spec,
                      std::to_string(value) +
                      (given ? "" : " (the family default)") +
                      " is not divisible by " +
-                     std::to_string(step) + " (VAE compression " +
-                     std::to_string(spec.vaeSpatial) + " x patch " +
-                     std::to_string(patch) + " of " + spec.name +
-                     "); nearest allowed: " + nearestMultiples(value, step));
+                         std::to_string(step) + " (VAE compression " +
+                         std::to_string(spec.vaeSpatial) + " x patch " +
+                         std::to_string(patch) + " of " + spec.name +
+                         "); nearest allowed: " +
+                         nearestMultiples(value, step),
+                     given ? InputLocation{"command line", flag,
+                                           std::to_string(value)}
+                           : InputLocation{});
   }
   w.latentHeight = w.height / spec.vaeSpatial;
   w.latentWidth = w.width / spec.vaeSpatial;
   if (!info.video) {
     if (w.frames != 1)
-      throw BadInput("command line: --num-frames " + std::to_string(w.frames) +
-                     " given for image model " + spec.name +
-                     "; allowed: 1");
+      badFlag("--num-frames", std::to_string(w.frames),
+              "--num-frames " + std::to_string(w.frames) +
+                  " given for image model " + spec.name + "; allowed: 1");
     w.latentFrames = 1;
   } else {
     if ((w.frames - 1) % spec.vaeTemporal != 0)
-      throw BadInput(
-          "command line: --num-frames " + std::to_string(w.frames) +
+      badFlag(
+          "--num-frames", std::to_string(w.frames),
+          "--num-frames " + std::to_string(w.frames) +
           " does not fit VAE temporal compression " +
           std::to_string(spec.vaeTemporal) + " of " + spec.name +
           "; allowed: 1 + a multiple of " + std::to_string(spec.vaeTemporal) +
@@ -629,10 +635,11 @@ Workload resolveWorkload(const ModelSpec &spec,
           ")");
     w.latentFrames = (w.frames - 1) / spec.vaeTemporal + 1;
     if (w.latentFrames % spec.patch[0] != 0)
-      throw BadInput("command line: --num-frames " + std::to_string(w.frames) +
-                     " gives " + std::to_string(w.latentFrames) +
-                     " latent frames, not divisible by the temporal patch " +
-                     std::to_string(spec.patch[0]) + " of " + spec.name);
+      badFlag("--num-frames", std::to_string(w.frames),
+              "--num-frames " + std::to_string(w.frames) + " gives " +
+                  std::to_string(w.latentFrames) +
+                  " latent frames, not divisible by the temporal patch " +
+                  std::to_string(spec.patch[0]) + " of " + spec.name);
   }
   w.grid = {w.latentFrames / spec.patch[0], w.latentHeight / spec.patch[1],
             w.latentWidth / spec.patch[2]};
@@ -654,6 +661,51 @@ Workload resolveWorkload(const ModelSpec &spec,
                    "elements ditc accepts per tensor");
   w.imageTokens = *tokens;
   return w;
+}
+
+//===----------------------------------------------------------------------===//
+// JSON
+//===----------------------------------------------------------------------===//
+
+json modelSpecJson(const ModelSpec &spec) {
+  // The name is the MODEL argument as given, which may be any bytes.
+  json model = {{"name", escapeInvalidUtf8(spec.name)},
+                {"family", spec.info().name},
+                {"class_name", spec.className},
+                {"double_blocks", spec.doubleBlocks},
+                {"single_blocks", spec.singleBlocks},
+                {"num_heads", spec.numHeads},
+                {"head_dim", spec.headDim},
+                {"hidden_size", spec.hiddenSize},
+                {"ffn_size", spec.ffnSize},
+                {"text_hidden_size", spec.textHiddenSize},
+                {"text_embed_dim", spec.textEmbedDim},
+                {"pooled_dim", spec.pooledDim},
+                {"latent_channels", spec.latentChannels},
+                {"patch", spec.patch},
+                {"vae_spatial", spec.vaeSpatial},
+                {"vae_temporal", spec.vaeTemporal},
+                {"experts", spec.experts},
+                {"guidance_embeds", spec.guidanceEmbeds}};
+  if (spec.experts == 2)
+    model["boundary_ratio"] = spec.boundaryRatio;
+  return model;
+}
+
+json workloadJson(const Workload &w) {
+  return {{"batch", w.batch},
+          {"height", w.height},
+          {"width", w.width},
+          {"frames", w.frames},
+          {"latent_frames", w.latentFrames},
+          {"latent_height", w.latentHeight},
+          {"latent_width", w.latentWidth},
+          {"grid", w.grid},
+          {"image_tokens", w.imageTokens},
+          {"text_tokens", w.textTokens},
+          {"branches", w.branches},
+          {"guidance_scale", w.guidanceScale},
+          {"steps", w.steps}};
 }
 
 int64_t textStreamFfnSize(const std::string &family, int64_t textHiddenSize,

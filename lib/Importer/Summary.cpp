@@ -1,4 +1,4 @@
-//===- Summary.cpp - human-readable report of an imported model -----------===//
+//===- Summary.cpp - reports of an imported model and the bundled ones ----===//
 #include "ditc/Importer/Summary.h"
 #include "ditc/Support/BadInput.h"
 #include "ditc/Support/Utf8.h"
@@ -10,11 +10,66 @@
 #include "llvm/Support/Format.h"
 
 #include <map>
+#include <optional>
 #include <set>
 
 using namespace mlir;
 
 namespace ditc {
+
+namespace {
+
+/// The ops of one function, by name, and the blocks they belong to.
+struct FunctionCensus {
+  std::string name;
+  std::map<std::string, int64_t> counts;
+  std::set<int64_t> blocks;
+  int64_t total = 0;
+};
+
+std::vector<FunctionCensus> takeCensus(ModuleOp module) {
+  std::vector<FunctionCensus> censuses;
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    if (fn.isExternal())
+      continue;
+    FunctionCensus census;
+    census.name = fn.getName().str();
+    fn.walk([&](Operation *op) {
+      if (op == fn.getOperation() || isa<func::ReturnOp>(op))
+        return;
+      ++census.counts[op->getName().getStringRef().str()];
+      ++census.total;
+      if (auto index = op->getAttrOfType<IntegerAttr>(
+              dit::DitDialect::kBlockAttrName))
+        census.blocks.insert(index.getInt());
+    });
+    censuses.push_back(std::move(census));
+  }
+  return censuses;
+}
+
+/// A bundled model with its spec, or the error that kept it from loading.
+struct LoadedBundle {
+  BundledModel bundled;
+  std::optional<ModelSpec> spec;
+  std::string error;
+};
+
+std::vector<LoadedBundle> loadBundledModels() {
+  std::vector<LoadedBundle> loaded;
+  for (const BundledModel &bundled : listBundledModels()) {
+    LoadedBundle entry{bundled, std::nullopt, ""};
+    try {
+      entry.spec = loadModel(bundled.path);
+    } catch (const BadInput &error) {
+      entry.error = escapeInvalidUtf8(error.what());
+    }
+    loaded.push_back(std::move(entry));
+  }
+  return loaded;
+}
+
+} // namespace
 
 void printImportSummary(llvm::raw_ostream &os, const ModelSpec &spec,
                         const Workload &w, ModuleOp module) {
@@ -54,57 +109,80 @@ void printImportSummary(llvm::raw_ostream &os, const ModelSpec &spec,
      << w.grid[0] << " x " << w.grid[1] << " x " << w.grid[2] << ") + "
      << w.textTokens << " text tokens\n";
 
-  for (auto fn : module.getOps<func::FuncOp>()) {
-    if (fn.isExternal())
-      continue;
-    std::map<std::string, int64_t> counts;
-    std::set<int64_t> blocks;
-    int64_t total = 0;
-    fn.walk([&](Operation *op) {
-      if (op == fn.getOperation() || isa<func::ReturnOp>(op))
-        return;
-      ++counts[op->getName().getStringRef().str()];
-      ++total;
-      if (auto index = op->getAttrOfType<IntegerAttr>(
-              dit::DitDialect::kBlockAttrName))
-        blocks.insert(index.getInt());
-    });
-    std::string label = "@" + fn.getName().str();
-    os << llvm::format("%-15s ", label.c_str()) << total << " ops";
-    if (!blocks.empty())
-      os << " over " << blocks.size() << " blocks";
+  for (const FunctionCensus &census : takeCensus(module)) {
+    std::string label = "@" + census.name;
+    os << llvm::format("%-15s ", label.c_str()) << census.total << " ops";
+    if (!census.blocks.empty())
+      os << " over " << census.blocks.size() << " blocks";
     os << ":";
-    for (auto &[name, count] : counts)
+    for (auto &[name, count] : census.counts)
       os << " " << name << "=" << count;
     os << "\n";
   }
+}
+
+nlohmann::json importSummaryJson(const ModelSpec &spec, const Workload &w,
+                                 ModuleOp module) {
+  nlohmann::json model = modelSpecJson(spec);
+  model["blocks"] = spec.numBlocks();
+  model["text_encoder"] = spec.textEncoderClass;
+  model["vae_class"] = spec.vaeClass;
+  model["vae_source"] = escapeInvalidUtf8(spec.vaeSource);
+  nlohmann::json functions = nlohmann::json::array();
+  for (const FunctionCensus &census : takeCensus(module))
+    functions.push_back({{"name", census.name},
+                         {"ops", census.total},
+                         {"blocks", census.blocks.size()},
+                         {"op_counts", census.counts}});
+  return {{"model", model},
+          {"workload", workloadJson(w)},
+          {"functions", functions}};
 }
 
 void printBundledModels(llvm::raw_ostream &os) {
   os << llvm::format("%-18s %-32s %7s %5s %6s %5s %6s %8s %5s\n", "name",
                      "class", "blocks", "heads", "hdim", "width", "text",
                      "vae s/t", "cfg");
-  for (const BundledModel &bundled : listBundledModels()) {
-    try {
-      ModelSpec spec = loadModel(bundled.path);
-      std::string blocks = std::to_string(spec.numBlocks());
-      if (spec.doubleBlocks && spec.singleBlocks)
-        blocks = std::to_string(spec.doubleBlocks) + "+" +
-                 std::to_string(spec.singleBlocks);
-      std::string vae = std::to_string(spec.vaeSpatial) + "/" +
-                        std::to_string(spec.vaeTemporal);
-      os << llvm::format("%-18s %-32s %7s %5lld %6lld %5lld %6lld %8s %5lld\n",
-                         escapeInvalidUtf8(bundled.name).c_str(),
-                         spec.className.c_str(),
-                         blocks.c_str(), (long long)spec.numHeads,
-                         (long long)spec.headDim, (long long)spec.hiddenSize,
-                         (long long)spec.info().textTokens, vae.c_str(),
-                         (long long)spec.info().branches);
-    } catch (const BadInput &error) {
-      os << escapeInvalidUtf8(bundled.name) << ": "
-         << escapeInvalidUtf8(error.what()) << "\n";
+  for (const LoadedBundle &entry : loadBundledModels()) {
+    std::string name = escapeInvalidUtf8(entry.bundled.name);
+    if (!entry.spec) {
+      os << name << ": " << entry.error << "\n";
+      continue;
     }
+    const ModelSpec &spec = *entry.spec;
+    std::string blocks = std::to_string(spec.numBlocks());
+    if (spec.doubleBlocks && spec.singleBlocks)
+      blocks = std::to_string(spec.doubleBlocks) + "+" +
+               std::to_string(spec.singleBlocks);
+    std::string vae = std::to_string(spec.vaeSpatial) + "/" +
+                      std::to_string(spec.vaeTemporal);
+    os << llvm::format("%-18s %-32s %7s %5lld %6lld %5lld %6lld %8s %5lld\n",
+                       name.c_str(), spec.className.c_str(), blocks.c_str(),
+                       (long long)spec.numHeads, (long long)spec.headDim,
+                       (long long)spec.hiddenSize,
+                       (long long)spec.info().textTokens, vae.c_str(),
+                       (long long)spec.info().branches);
   }
+}
+
+nlohmann::json bundledModelsJson() {
+  nlohmann::json models = nlohmann::json::array();
+  for (const LoadedBundle &entry : loadBundledModels()) {
+    std::string name = escapeInvalidUtf8(entry.bundled.name);
+    if (!entry.spec) {
+      models.push_back(
+          {{"name", name},
+           {"error", {{"kind", "bad-input"}, {"message", entry.error}}}});
+      continue;
+    }
+    nlohmann::json model = modelSpecJson(*entry.spec);
+    model["name"] = name;
+    model["blocks"] = entry.spec->numBlocks();
+    model["text_tokens"] = entry.spec->info().textTokens;
+    model["branches"] = entry.spec->info().branches;
+    models.push_back(model);
+  }
+  return {{"models", models}};
 }
 
 } // namespace ditc

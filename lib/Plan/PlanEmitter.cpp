@@ -431,47 +431,6 @@ struct Flattener {
   }
 };
 
-json modelJson(const ModelSpec &spec) {
-  // The name is the MODEL argument as given, which may be any bytes.
-  json model = {{"name", escapeInvalidUtf8(spec.name)},
-                {"family", spec.info().name},
-                {"class_name", spec.className},
-                {"double_blocks", spec.doubleBlocks},
-                {"single_blocks", spec.singleBlocks},
-                {"num_heads", spec.numHeads},
-                {"head_dim", spec.headDim},
-                {"hidden_size", spec.hiddenSize},
-                {"ffn_size", spec.ffnSize},
-                {"text_hidden_size", spec.textHiddenSize},
-                {"text_embed_dim", spec.textEmbedDim},
-                {"pooled_dim", spec.pooledDim},
-                {"latent_channels", spec.latentChannels},
-                {"patch", spec.patch},
-                {"vae_spatial", spec.vaeSpatial},
-                {"vae_temporal", spec.vaeTemporal},
-                {"experts", spec.experts},
-                {"guidance_embeds", spec.guidanceEmbeds}};
-  if (spec.experts == 2)
-    model["boundary_ratio"] = spec.boundaryRatio;
-  return model;
-}
-
-json workloadJson(const Workload &w) {
-  return {{"batch", w.batch},
-          {"height", w.height},
-          {"width", w.width},
-          {"frames", w.frames},
-          {"latent_frames", w.latentFrames},
-          {"latent_height", w.latentHeight},
-          {"latent_width", w.latentWidth},
-          {"grid", w.grid},
-          {"image_tokens", w.imageTokens},
-          {"text_tokens", w.textTokens},
-          {"branches", w.branches},
-          {"guidance_scale", w.guidanceScale},
-          {"steps", w.steps}};
-}
-
 } // namespace
 
 FailureOr<Plan> buildPlan(ModuleOp module, const ModelSpec &spec,
@@ -551,7 +510,7 @@ FailureOr<Plan> buildPlan(ModuleOp module, const ModelSpec &spec,
 
   // Manifest: model, workload, mesh (layout order), groups, rank table.
   json manifest = {{"format_version", 1},
-                   {"model", modelJson(spec)},
+                   {"model", modelSpecJson(spec)},
                    {"workload", workloadJson(workload)}};
   json axes = json::array();
   for (Axis axis : mesh->order)

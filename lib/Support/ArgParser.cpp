@@ -23,7 +23,7 @@ void ArgParser::parse(const std::vector<std::string> &args) {
     std::string flag = alias == aliases.end() ? spelled : alias->second;
     if (switches.count(flag)) {
       if (inlineValue)
-        throw BadInput("command line: " + flag + " takes no value");
+        badFlag(spelled, value, spelled + " takes no value");
       seenSwitches.insert(flag);
       continue;
     }
@@ -32,21 +32,22 @@ void ArgParser::parse(const std::vector<std::string> &args) {
       known.insert(known.end(), switches.begin(), switches.end());
       for (const auto &[name, target] : aliases)
         known.push_back(name);
-      throw BadInput("command line: unknown flag '" + flag + "' for '" +
-                     command + "'" +
-                     nearestAndKnown(flag, known, "known flags", ""));
+      badFlag(flag, value,
+              "unknown flag '" + flag + "' for '" + command + "'" +
+                  nearestAndKnown(flag, known, "known flags", ""));
     }
     if (!inlineValue) {
       if (i + 1 >= args.size())
-        throw BadInput("command line: " + spelled + " needs a value");
+        badFlag(spelled, "", spelled + " needs a value");
       value = args[++i];
     }
     if (values.count(flag))
-      throw BadInput("command line: " + spelled + " is given twice" +
-                     (spellings[flag] == spelled
-                          ? std::string()
-                          : " (as " + spellings[flag] + " and " + spelled +
-                                ", two names of one flag)"));
+      badFlag(spelled, value,
+              spelled + " is given twice" +
+                  (spellings[flag] == spelled
+                       ? std::string()
+                       : " (as " + spellings[flag] + " and " + spelled +
+                             ", two names of one flag)"));
     values[flag] = value;
     spellings[flag] = spelled;
   }
@@ -80,10 +81,12 @@ std::optional<double> ArgParser::getDouble(const std::string &flag) const {
 
 void ArgParser::expectPositionals(size_t count, const std::string &what) const {
   if (positionals.size() < count)
-    throw BadInput("command line: '" + command + "' needs " + what);
+    throw BadInput("command line: '" + command + "' needs " + what,
+                   InputLocation{"command line", "", ""});
   if (positionals.size() > count)
     throw BadInput("command line: unexpected argument '" +
-                   positionals[count] + "' for '" + command + "'");
+                       positionals[count] + "' for '" + command + "'",
+                   InputLocation{"command line", "", positionals[count]});
 }
 
 } // namespace ditc

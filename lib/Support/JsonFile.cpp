@@ -75,6 +75,13 @@ private:
 };
 } // namespace
 
+std::string shortValueText(const json &value) {
+  if (!value.is_string())
+    return ShortRenderer(60).render(value);
+  std::string text = escapeInvalidUtf8(value.get_ref<const std::string &>());
+  return text.size() > 60 ? text.substr(0, 57) + "..." : text;
+}
+
 std::string describeJson(const json &value) {
   std::string text = ShortRenderer(60).render(value);
   const char *kind = "";
@@ -100,8 +107,8 @@ json JsonObject::parseFile(const std::string &path) {
   std::string text = readRegularFile(path, kMaxJsonFileBytes, options);
   json parsed = parseText(text, escapeInvalidUtf8(path));
   if (!parsed.is_object())
-    throw BadInput(escapeInvalidUtf8(path) + ": top level is " +
-                   describeJson(parsed) + ", expected a JSON object");
+    badFile(escapeInvalidUtf8(path),
+            "top level is " + describeJson(parsed) + ", expected a JSON object");
   return parsed;
 }
 
@@ -140,16 +147,17 @@ public:
   bool key(std::string &key) {
     if (!keysPerObject.back().insert(key).second)
       throw BadInput(path + ": key '" + escapeInvalidUtf8(key) +
-                     "' appears twice in one object; give each key once");
+                         "' appears twice in one object; give each key once",
+                     InputLocation{path, escapeInvalidUtf8(key), ""});
     return Base::key(key);
   }
 
 private:
   void enter() {
     if (++depth > kMaxJsonDepth)
-      throw BadInput(path + ": JSON nests deeper than " +
-                     std::to_string(kMaxJsonDepth) +
-                     " levels of lists and objects; no ditc input needs that");
+      badFile(path, "JSON nests deeper than " + std::to_string(kMaxJsonDepth) +
+                        " levels of lists and objects; no ditc input needs "
+                        "that");
   }
   const std::string &path;
   int depth = 0;
@@ -178,22 +186,30 @@ json JsonObject::parseText(const std::string &text, const std::string &path) {
     std::string what = error.what();
     if (auto colon = what.rfind(": "); colon != std::string::npos)
       what = what.substr(colon + 2);
-    throw BadInput(path + ": malformed JSON at line " + std::to_string(line) +
-                   ", column " + std::to_string(column) + ": " +
-                   escapeInvalidUtf8(what));
+    badFile(path, "malformed JSON at line " + std::to_string(line) +
+                      ", column " + std::to_string(column) + ": " +
+                      escapeInvalidUtf8(what));
   } catch (const json::exception &error) {
     // e.g. a number literal beyond double range (1e400).
     std::string what = error.what();
     if (auto bracket = what.find("] "); bracket != std::string::npos)
       what = what.substr(bracket + 2);
-    throw BadInput(path + ": malformed JSON: " + escapeInvalidUtf8(what));
+    badFile(path, "malformed JSON: " + escapeInvalidUtf8(what));
   }
   return parsed;
 }
 
 void JsonObject::fail(const std::string &field,
                       const std::string &problem) const {
-  throw BadInput(where + ": field '" + keyPath(field) + "' " + problem);
+  auto it = object->is_object() ? object->find(field) : object->end();
+  failAt(field, it == object->end() ? nullptr : &*it, problem);
+}
+
+void JsonObject::failAt(const std::string &field, const json *value,
+                        const std::string &problem) const {
+  throw BadInput(where + ": field '" + keyPath(field) + "' " + problem,
+                 InputLocation{where, keyPath(field),
+                               value ? shortValueText(*value) : ""});
 }
 
 bool JsonObject::has(const std::string &field) const {
@@ -205,8 +221,9 @@ const json &JsonObject::require(const std::string &field,
                                 const std::string &expected) const {
   auto it = object->find(field);
   if (it == object->end() || it->is_null())
-    throw BadInput(where + ": missing field '" + keyPath(field) + "' (expected " +
-                   expected + ")");
+    throw BadInput(where + ": missing field '" + keyPath(field) +
+                       "' (expected " + expected + ")",
+                   InputLocation{where, keyPath(field), ""});
   return *it;
 }
 
@@ -216,23 +233,23 @@ static int64_t checkInt(const JsonObject &obj, const std::string &field,
   if (value.is_number_float()) {
     double d = value.get<double>();
     if (std::isfinite(d) && std::fabs(d) >= 9.2e18)
-      obj.fail(field, "is " + value.dump() +
+      obj.failAt(field, &value, "is " + value.dump() +
                           ", which overflows a 64-bit integer; expected " +
                           expected);
     if (std::isfinite(d) && d == std::floor(d))
-      obj.fail(field, "is " + value.dump() +
+      obj.failAt(field, &value, "is " + value.dump() +
                           ", a float; expected " + expected);
   }
   if (value.is_number_unsigned() &&
       value.get<uint64_t>() > uint64_t(INT64_MAX))
-    obj.fail(field, "is " + value.dump() +
+    obj.failAt(field, &value, "is " + value.dump() +
                         ", which overflows a 64-bit integer; expected " +
                         expected);
   if (!value.is_number_integer())
-    obj.fail(field, "is " + describeJson(value) + ", expected " + expected);
+    obj.failAt(field, &value, "is " + describeJson(value) + ", expected " + expected);
   int64_t result = value.get<int64_t>();
   if (result < min || result > max)
-    obj.fail(field, "is " + std::to_string(result) + ", expected " + expected);
+    obj.failAt(field, &value, "is " + std::to_string(result) + ", expected " + expected);
   return result;
 }
 
@@ -315,7 +332,7 @@ JsonObject::getIntLists(const std::string &field, int64_t min,
   for (size_t i = 0; i < value.size(); ++i) {
     std::string item = field + "[" + std::to_string(i) + "]";
     if (!value[i].is_array() || value[i].empty())
-      fail(item, "is " + describeJson(value[i]) +
+      failAt(item, &value[i], "is " + describeJson(value[i]) +
                      ", expected a non-empty list of integers in [" +
                      std::to_string(min) + ", " + std::to_string(max) + "]");
     std::vector<int64_t> inner;

@@ -38,27 +38,26 @@ RegularFile::RegularFile(const std::string &path, int64_t maxBytes,
   if (fd < 0) {
     int error = errno;
     if (error == ENOENT)
-      throw BadInput(shown + ": no such file (expected a " + what + ")");
+      badFile(shown, "no such file (expected a " + what + ")");
     if (error == ELOOP && options.refuseSymlink)
-      throw BadInput(shown + ": is a symbolic link; a " + what +
-                     " must be a regular file inside its folder");
-    throw BadInput(shown + ": cannot be read (" + what +
-                   "): " + std::strerror(error));
+      badFile(shown, "is a symbolic link; a " + what +
+                         " must be a regular file inside its folder");
+    badFile(shown, "cannot be read (" + what + "): " + std::strerror(error));
   }
   struct stat info;
   if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
     std::string kind = describeMode(info.st_mode);
     ::close(fd);
     fd = -1;
-    throw BadInput(shown + ": is " + kind + ", expected a regular " + what);
+    badFile(shown, "is " + kind + ", expected a regular " + what);
   }
   bytes = int64_t(info.st_size);
   if (bytes > maxBytes) {
     ::close(fd);
     fd = -1;
-    throw BadInput(shown + ": is " + std::to_string(bytes) + " bytes; a " +
-                   what + " may be at most " + std::to_string(maxBytes) +
-                   " bytes");
+    badFile(shown, "is " + std::to_string(bytes) + " bytes; a " + what +
+                       " may be at most " + std::to_string(maxBytes) +
+                       " bytes");
   }
   // Reads below block as usual.
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);

@@ -1,11 +1,14 @@
 //===- ditc.cpp - the offline plan compiler's command line ----------------===//
 //
-//   ditc models
-//   ditc import MODEL [workload flags] [--dtype bf16|f32] [-o FILE] [--summary]
+//   ditc models [--format text|json]
+//   ditc import MODEL [workload flags] [--dtype bf16|f32] [-o FILE]
+//               [--summary [--format text|json]]
 //   ditc check MODEL [parallel flags | --deployment FILE] [workload flags]
 //              [--format text|json]
 //   ditc compile MODEL [the check flags] -o PLAN_DIR [--summary] [--per-rank]
 //   ditc <command> --help, ditc help <command>
+//
+// With --format json, output and every error are JSON on stdout.
 //
 // Exit codes: 0 success, 1 an illegal configuration or a failed run, 2 bad
 // input (a flag, a file, a field). Every subcommand is a thin layer over the
@@ -93,6 +96,7 @@ Lists the bundled models: name, transformer class, blocks, heads, head_dim,
 width, text tokens, VAE spatial/temporal compression and guidance branches.
 
 flags:
+  --format text|json        output format (default text)
   -h, --help                this help
 
 exit codes: 0 listed,
@@ -109,6 +113,7 @@ flags:
 )" + kDtypeHelp + R"(  -o FILE                   write the module to FILE instead of stdout
   --summary                 print a readable summary instead of the module
                             (with -o, the module still goes to FILE)
+  --format text|json        the summary's format (default text)
   -h, --help                this help
 
 exit codes: 0 imported,
@@ -146,6 +151,7 @@ flags:
 )" + kDtypeHelp + R"(  --summary                 print per-program collectives and bytes per step
   --per-rank                also write rank-<r>/ bundles (manifest + that
                             rank's programs), one per host to ship
+  --format text|json        output format (default text)
   -h, --help                this help
 
 exit codes: 0 written, 1 illegal configuration (nothing written) or an
@@ -245,9 +251,60 @@ ElementType readElementType(const ArgParser &args) {
     return ElementType::BF16;
   if (*dtype == "f32")
     return ElementType::F32;
-  throw BadInput("command line: --dtype value '" + *dtype +
-                 "' is not allowed; expected bf16 or f32");
+  badFlag("--dtype", *dtype,
+          "--dtype value '" + *dtype + "' is not allowed; expected bf16 or f32");
 }
+
+/// Text for people, or one JSON document on stdout for tools.
+enum class Format { Text, Json };
+
+/// --format text|json, text by default.
+Format readFormat(const ArgParser &args) {
+  std::string format = args.get("--format").value_or("text");
+  if (format != "text" && format != "json")
+    badFlag("--format", format,
+            "--format value '" + format +
+                "' is not allowed; expected text or json");
+  return format == "json" ? Format::Json : Format::Text;
+}
+
+/// Whether the command line asks for JSON. Read before the command parses
+/// its flags, so that an error in them is reported as JSON too.
+bool asksForJson(const std::vector<std::string> &args) {
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i] == "--format=json" ||
+        (args[i] == "--format" && i + 1 < args.size() && args[i + 1] == "json"))
+      return true;
+  return false;
+}
+
+void printJson(const nlohmann::json &document) {
+  // Every string that comes from input is escaped already; replacing any
+  // invalid UTF-8 keeps a future one from turning into a type_error.
+  llvm::outs() << document.dump(2, ' ', false,
+                                nlohmann::json::error_handler_t::replace)
+               << "\n";
+}
+
+/// {"error": {"kind", "message", "file"?, "field"?, "value"?}}: how every
+/// failure reads in JSON mode (docs/cli.md).
+nlohmann::json errorJson(const std::string &kind, const std::string &message,
+                         const InputLocation &location = {}) {
+  nlohmann::json error = {{"kind", kind},
+                          {"message", escapeInvalidUtf8(message)}};
+  for (auto [key, part] : {std::pair{"file", &location.file},
+                           std::pair{"field", &location.field},
+                           std::pair{"value", &location.value}})
+    if (!part->empty())
+      error[key] = escapeInvalidUtf8(*part);
+  return {{"error", error}};
+}
+
+/// A failure that is neither bad input nor an illegal configuration: a
+/// bug in ditc. Exit 1, reported as kind "internal".
+class InternalError : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 /// A model, a workload and a deployment, from flags or a deployment file.
 struct Request {
@@ -262,6 +319,7 @@ void addRequestFlags(ArgParser &args) {
     args.addOption(flag);
   args.addOption("--deployment");
   args.addOption("--mesh-order");
+  args.addOption("--format");
   // vLLM-Omni's name for the pipeline degree.
   args.addAlias("--pipeline-parallel-size", "--pp-size");
 }
@@ -272,9 +330,9 @@ Request readRequest(const ArgParser &args) {
   if (auto file = args.get("--deployment")) {
     for (const char *flag : kParallelFlags)
       if (args.has(flag))
-        throw BadInput(std::string("command line: ") + flag +
-                       " cannot be combined with --deployment; the file "
-                       "gives every degree");
+        badFlag(flag, *args.get(flag),
+                std::string(flag) + " cannot be combined with --deployment; "
+                                    "the file gives every degree");
     DeploymentFile parsed = parseDeploymentFile(*file);
     request.deployment = std::move(parsed.deployment);
     workloadOptions = mergeWorkload(parsed.workload, workloadOptions);
@@ -304,54 +362,59 @@ LegalityReport checkRequest(mlir::MLIRContext &context, const Request &request,
   mlir::FailureOr<LegalityContext> legality =
       buildLegalityContext(*module, deploymentFromModule(*module));
   if (mlir::failed(legality))
-    throw BadInput("internal: the imported module lacks model facts");
+    throw InternalError("the imported module lacks model facts");
   return checkLegality(*legality, /*withSuggestions=*/true);
 }
 
-/// The text report of `ditc check`, also printed by a refused compile.
-void printCheckText(const Request &request, const LegalityReport &report) {
-  for (const ResolutionNote &note : request.deployment.notes)
-    llvm::outs() << "note[" << note.rule << "]: " << note.message << "\n";
-  for (const RuleDiagnostic &d : report.diagnostics)
-    llvm::outs() << severityName(d.severity) << "[" << d.rule
-                 << "]: " << d.message << "\n";
-  for (const Degrees &s : report.suggestions)
-    llvm::outs() << "suggestion: " << degreesAsFlags(s, s.worldSize())
-                 << "\n";
-  llvm::outs() << (report.legal() ? "legal" : "illegal") << ": "
-               << escapeInvalidUtf8(request.spec.name) << " with "
-               << degreesAsFlags(report.config.degrees, report.config.numGpus)
-               << ", " << report.config.sequenceLength << " image tokens\n";
-}
-
-int runCheck(const std::vector<std::string> &argv) {
-  ArgParser args("ditc check");
-  addRequestFlags(args);
-  args.addOption("--format");
-  args.parse(argv);
-  args.expectPositionals(1, "a MODEL (a bundled name, config.json or folder)");
-  std::string format = args.get("--format").value_or("text");
-  if (format != "text" && format != "json")
-    throw BadInput("command line: --format value '" + format +
-                   "' is not allowed; expected text or json");
-  Request request = readRequest(args);
-
-  mlir::DialectRegistry registry;
-  registerAllDialects(registry);
-  mlir::MLIRContext context(registry);
-  mlir::OwningOpRef<mlir::ModuleOp> module;
-  LegalityReport report = checkRequest(context, request, module);
-
-  if (format == "text") {
-    printCheckText(request, report);
-    return report.legal() ? 0 : 1;
-  }
+/// Notes from resolving the flags, then the rules' diagnostics.
+std::vector<RuleDiagnostic> allDiagnostics(const Request &request,
+                                           const LegalityReport &report) {
   std::vector<RuleDiagnostic> diagnostics;
   for (const ResolutionNote &note : request.deployment.notes)
     diagnostics.push_back({note.rule, Severity::Note, note.message,
                            "transformer", nullptr});
   diagnostics.insert(diagnostics.end(), report.diagnostics.begin(),
                      report.diagnostics.end());
+  return diagnostics;
+}
+
+void printDiagnosticsText(const Request &request,
+                          const LegalityReport &report) {
+  for (const RuleDiagnostic &d : allDiagnostics(request, report))
+    llvm::outs() << severityName(d.severity) << "[" << d.rule
+                 << "]: " << d.message << "\n";
+}
+
+/// "legal: MODEL with --flags, N image tokens" (or "illegal: ...").
+std::string verdictLine(const Request &request, const LegalityReport &report) {
+  return std::string(report.legal() ? "legal" : "illegal") + ": " +
+         escapeInvalidUtf8(request.spec.name) + " with " +
+         degreesAsFlags(report.config.degrees, report.config.numGpus) + ", " +
+         std::to_string(report.config.sequenceLength) + " image tokens";
+}
+
+/// The text report of `ditc check`, also printed by a refused compile.
+void printCheckText(const Request &request, const LegalityReport &report) {
+  printDiagnosticsText(request, report);
+  for (const Degrees &s : report.suggestions)
+    llvm::outs() << "suggestion: " << degreesAsFlags(s, s.worldSize())
+                 << "\n";
+  llvm::outs() << verdictLine(request, report) << "\n";
+}
+
+nlohmann::json diagnosticsJson(const Request &request,
+                               const LegalityReport &report) {
+  nlohmann::json diagnostics = nlohmann::json::array();
+  for (const RuleDiagnostic &d : allDiagnostics(request, report))
+    diagnostics.push_back({{"rule", d.rule},
+                           {"severity", severityName(d.severity)},
+                           {"message", d.message},
+                           {"component", d.component}});
+  return diagnostics;
+}
+
+/// The JSON report of `ditc check`, also printed by a refused compile.
+nlohmann::json checkJson(const Request &request, const LegalityReport &report) {
   const ResolvedConfig &c = report.config;
   nlohmann::json config = degreesAsJson(c.degrees);
   config["num_gpus"] = c.numGpus;
@@ -360,23 +423,33 @@ int runCheck(const std::vector<std::string> &argv) {
   config["sequence_length"] = c.sequenceLength;
   config["text_length"] = c.textLength;
   nlohmann::json out = {{"legal", report.legal()}, {"config", config}};
-  out["diagnostics"] = nlohmann::json::array();
-  for (const RuleDiagnostic &d : diagnostics)
-    out["diagnostics"].push_back({{"rule", d.rule},
-                                  {"severity", severityName(d.severity)},
-                                  {"message", d.message},
-                                  {"component", d.component}});
+  out["diagnostics"] = diagnosticsJson(request, report);
   out["suggestions"] = nlohmann::json::array();
   for (const Degrees &s : report.suggestions) {
     nlohmann::json entry = degreesAsJson(s);
     entry["num_gpus"] = s.worldSize();
     out["suggestions"].push_back(entry);
   }
-  // Every string above is checked text today; replacing any invalid UTF-8
-  // keeps a future path or name from turning into a type_error.
-  llvm::outs() << out.dump(2, ' ', false,
-                           nlohmann::json::error_handler_t::replace)
-               << "\n";
+  return out;
+}
+
+int runCheck(const std::vector<std::string> &argv) {
+  ArgParser args("ditc check");
+  addRequestFlags(args);
+  args.parse(argv);
+  args.expectPositionals(1, "a MODEL (a bundled name, config.json or folder)");
+  Format format = readFormat(args);
+  Request request = readRequest(args);
+
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  LegalityReport report = checkRequest(context, request, module);
+  if (format == Format::Json)
+    printJson(checkJson(request, report));
+  else
+    printCheckText(request, report);
   return report.legal() ? 0 : 1;
 }
 
@@ -389,9 +462,10 @@ int runCompile(const std::vector<std::string> &argv) {
   args.addSwitch("--per-rank");
   args.parse(argv);
   args.expectPositionals(1, "a MODEL (a bundled name, config.json or folder)");
+  Format format = readFormat(args);
   auto output = args.get("-o");
   if (!output || output->empty())
-    throw BadInput("command line: 'ditc compile' needs -o PLAN_DIR");
+    badFlag("-o", output.value_or(""), "'ditc compile' needs -o PLAN_DIR");
   ElementType elementType = readElementType(args);
   Request request = readRequest(args);
 
@@ -401,7 +475,13 @@ int runCompile(const std::vector<std::string> &argv) {
   mlir::OwningOpRef<mlir::ModuleOp> module;
   LegalityReport report = checkRequest(context, request, module, elementType);
   if (!report.legal()) {
-    printCheckText(request, report);
+    if (format == Format::Json) {
+      nlohmann::json refusal = checkJson(request, report);
+      refusal.update(errorJson("illegal", verdictLine(request, report)));
+      printJson(refusal);
+    } else {
+      printCheckText(request, report);
+    }
     return 1;
   }
   mlir::PassManager pm(&context);
@@ -413,17 +493,24 @@ int runCompile(const std::vector<std::string> &argv) {
   for (Axis axis : request.deployment.meshOrder)
     options.meshOrder.push_back(axisName(axis));
   buildPartitionPipeline(pm, options);
-  if (mlir::failed(pm.run(*module)) || mlir::failed(mlir::verify(*module))) {
-    std::cerr << "ditc: internal error: the partition pipeline failed on a "
-                 "configuration the legality rules accept (diagnostics "
-                 "above)\n";
-    return 1;
-  }
+  if (mlir::failed(pm.run(*module)) || mlir::failed(mlir::verify(*module)))
+    throw InternalError("the partition pipeline failed on a configuration "
+                        "the legality rules accept (diagnostics on stderr)");
   mlir::FailureOr<Plan> plan =
       buildPlan(*module, request.spec, request.workload, request.deployment);
   if (mlir::failed(plan))
-    return 1;
+    throw InternalError("the plan could not be built from the partitioned "
+                        "module (diagnostics on stderr)");
   std::string hash = writePlan(*plan, *output, args.has("--per-rank"));
+  if (format == Format::Json) {
+    printJson({{"model", escapeInvalidUtf8(request.spec.name)},
+               {"num_gpus", request.deployment.numGpus},
+               {"plan_dir", escapeInvalidUtf8(*output)},
+               {"plan_hash", hash},
+               {"programs", plan->manifest["programs"]},
+               {"diagnostics", diagnosticsJson(request, report)}});
+    return 0;
+  }
   if (args.has("--summary"))
     llvm::outs() << formatPlanSummary(*plan);
   llvm::outs() << "compiled " << escapeInvalidUtf8(request.spec.name) << " for "
@@ -437,14 +524,18 @@ int runCompile(const std::vector<std::string> &argv) {
 
 int runModels(const std::vector<std::string> &argv) {
   ArgParser args("ditc models");
+  args.addOption("--format");
   args.parse(argv);
   args.expectPositionals(0, "no arguments");
+  Format format = readFormat(args);
   if (listBundledModels().empty())
-    throw BadInput(bundledModelsDir() +
-                   ": holds no bundled models (folders with "
-                   "transformer/config.json); set DITC_MODELS_DIR to the "
-                   "models/ folder of a ditc checkout");
-  printBundledModels(llvm::outs());
+    badFile(escapeInvalidUtf8(bundledModelsDir()),
+            "holds no bundled models (folders with transformer/config.json); "
+            "set DITC_MODELS_DIR to the models/ folder of a ditc checkout");
+  if (format == Format::Json)
+    printJson(bundledModelsJson());
+  else
+    printBundledModels(llvm::outs());
   return 0;
 }
 
@@ -454,8 +545,14 @@ int runImport(const std::vector<std::string> &argv) {
   args.addOption("--dtype");
   args.addOption("-o");
   args.addSwitch("--summary");
+  args.addOption("--format");
   args.parse(argv);
   args.expectPositionals(1, "a MODEL (a bundled name, config.json or folder)");
+  Format format = readFormat(args);
+  if (format == Format::Json && !args.has("--summary"))
+    badFlag("--format", "json",
+            "--format json describes the --summary report (the module "
+            "itself is MLIR text); add --summary");
 
   ImportOptions importOptions;
   importOptions.elementType = readElementType(args);
@@ -474,7 +571,9 @@ int runImport(const std::vector<std::string> &argv) {
   os.flush();
   if (auto output = args.get("-o"))
     writeFileAtomically(*output, text);
-  if (args.has("--summary"))
+  if (format == Format::Json)
+    printJson(importSummaryJson(spec, workload, *module));
+  else if (args.has("--summary"))
     printImportSummary(llvm::outs(), spec, workload, *module);
   else if (!args.get("-o"))
     llvm::outs() << text;
@@ -506,7 +605,8 @@ std::string topLevelUsage() {
              command.summary + "\n";
   return usage + "\n`ditc <command> --help` (or `ditc help <command>`) "
                  "describes a command's flags.\n\nexit codes: 0 ok (or "
-                 "legal), 1 illegal configuration, 2 bad input\n";
+                 "legal), 1 illegal configuration, 2 bad input. With "
+                 "--format json,\nevery error is a JSON object on stdout.\n";
 }
 
 /// -h or --help anywhere after the command asks for its usage, whatever
@@ -515,6 +615,22 @@ bool asksForHelp(const std::vector<std::string> &args) {
   return std::any_of(args.begin(), args.end(), [](const std::string &arg) {
     return arg == "-h" || arg == "--help";
   });
+}
+
+/// Prints a failure: as JSON on stdout in JSON mode, else as one line on
+/// stderr ("ditc: error: ..." for bad input).
+void reportFailure(bool json, const std::string &kind,
+                   const std::string &message,
+                   const InputLocation &location = {}) {
+  if (json) {
+    printJson(errorJson(kind, message, location));
+    llvm::outs().flush();
+    return;
+  }
+  // Messages quote paths and values as given, which may be any bytes.
+  llvm::outs().flush();
+  std::cerr << (kind == "internal" ? "ditc: internal error: " : "ditc: error: ")
+            << escapeInvalidUtf8(message) << "\n";
 }
 
 } // namespace
@@ -550,14 +666,11 @@ int main(int argc, char **argv) {
     }
     return command->run(args);
   } catch (const BadInput &error) {
-    // Messages quote paths and values as given, which may be any bytes.
-    llvm::outs().flush();
-    std::cerr << "ditc: error: " << escapeInvalidUtf8(error.what()) << "\n";
+    reportFailure(asksForJson(args), "bad-input", error.what(),
+                  error.location());
     return 2;
   } catch (const std::exception &error) {
-    llvm::outs().flush();
-    std::cerr << "ditc: internal error: " << escapeInvalidUtf8(error.what())
-              << "\n";
+    reportFailure(asksForJson(args), "internal", error.what());
     return 1;
   }
 }

@@ -10,6 +10,8 @@
 #ifndef DITC_IMPORTER_MODELSPEC_H
 #define DITC_IMPORTER_MODELSPEC_H
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -113,6 +115,12 @@ struct BundledModel {
 /// Folder that holds the bundled snapshots ($DITC_MODELS_DIR overrides).
 std::string bundledModelsDir();
 std::vector<BundledModel> listBundledModels();
+
+/// The model's numbers as JSON, as a plan's manifest records them (see
+/// docs/plan-format.md) and `ditc import --summary --format json` prints.
+nlohmann::json modelSpecJson(const ModelSpec &spec);
+/// The resolved workload as JSON, likewise.
+nlohmann::json workloadJson(const Workload &w);
 
 /// The FFN width of the text stream in a dual-stream block, for the family
 /// named `family` (FamilyInfo::name). Mochi's asymmetric blocks derive it

@@ -1,4 +1,4 @@
-//===- Summary.h - human-readable report of an imported model ---*- C++ -*-===//
+//===- Summary.h - reports of an imported model and the bundled ones -*- C++ -*-===//
 #ifndef DITC_IMPORTER_SUMMARY_H
 #define DITC_IMPORTER_SUMMARY_H
 
@@ -6,6 +6,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
+#include <nlohmann/json.hpp>
 
 namespace ditc {
 
@@ -14,8 +15,16 @@ namespace ditc {
 void printImportSummary(llvm::raw_ostream &os, const ModelSpec &spec,
                         const Workload &workload, mlir::ModuleOp module);
 
+/// The same as one JSON object (`ditc import --summary --format json`).
+nlohmann::json importSummaryJson(const ModelSpec &spec,
+                                 const Workload &workload,
+                                 mlir::ModuleOp module);
+
 /// One line per bundled model with its key numbers (`ditc models`).
 void printBundledModels(llvm::raw_ostream &os);
+
+/// The same as {"models": [...]} (`ditc models --format json`).
+nlohmann::json bundledModelsJson();
 
 } // namespace ditc
 

@@ -16,10 +16,35 @@
 
 namespace ditc {
 
+/// Where a piece of bad input is, for tools that report errors as data
+/// (`ditc --format json`). Each part is empty when the check that threw did
+/// not know it; the message always says everything.
+struct InputLocation {
+  std::string file;  // a path, or "command line"
+  std::string field; // a key path ("components.transformer.tp_size") or flag
+  std::string value; // the value as given, shortened
+};
+
 class BadInput : public std::runtime_error {
 public:
   explicit BadInput(const std::string &message) : std::runtime_error(message) {}
+  BadInput(const std::string &message, InputLocation location)
+      : std::runtime_error(message), where(std::move(location)) {}
+
+  const InputLocation &location() const { return where; }
+
+private:
+  InputLocation where;
 };
+
+/// A bad file: the message is "`file`: `problem`", located at `file` (a
+/// path as shown, already escaped).
+[[noreturn]] void badFile(const std::string &file, const std::string &problem);
+
+/// A bad command-line flag value: the message is "command line: " followed
+/// by `problem`, located at `flag` and `value`.
+[[noreturn]] void badFlag(const std::string &flag, const std::string &value,
+                          const std::string &problem);
 
 /// Largest value ditc accepts for any size it reads from a config or a flag.
 /// Real models stay far below it; anything above is a typo or an attack.

@@ -64,9 +64,15 @@ public:
   /// A nested object; throws when absent or not an object.
   JsonObject getObject(const std::string &field) const;
 
-  /// Throws BadInput naming this object's location and `field`.
+  /// Throws BadInput naming this object's location and `field`, with the
+  /// field's value when `field` is a key of this object.
   [[noreturn]] void fail(const std::string &field,
                          const std::string &problem) const;
+  /// The same for `field` (a key or a path below one, "instances[0][1]")
+  /// holding `value` (null when absent).
+  [[noreturn]] void failAt(const std::string &field,
+                           const nlohmann::json *value,
+                           const std::string &problem) const;
 
 private:
   const nlohmann::json &require(const std::string &field,
@@ -78,6 +84,9 @@ private:
 
 /// Short, single-line rendering of a JSON value for error messages.
 std::string describeJson(const nlohmann::json &value);
+/// The value itself, shortened: a string without quotes, anything else as
+/// compact JSON. For InputLocation::value.
+std::string shortValueText(const nlohmann::json &value);
 
 } // namespace ditc
 
