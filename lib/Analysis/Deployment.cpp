@@ -73,6 +73,14 @@ Placement *Deployment::find(const std::string &component) {
   return nullptr;
 }
 
+std::optional<int64_t> Deployment::ranksPerNode() const {
+  if (gpusPerNode)
+    return gpusPerNode;
+  if (nnodes && *nnodes > 0 && numGpus % *nnodes == 0)
+    return numGpus / *nnodes;
+  return std::nullopt;
+}
+
 const std::vector<AttentionBackend> &knownAttentionBackends() {
   // fa and sage_attn return the softmax LSE that the per-hop ring merge
   // needs; sdpa and xformers do not.

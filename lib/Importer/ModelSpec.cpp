@@ -663,6 +663,10 @@ Workload resolveWorkload(const ModelSpec &spec,
   return w;
 }
 
+int64_t guidanceBranchesRun(int64_t branches, double guidanceScale) {
+  return guidanceScale <= 1.0 ? 1 : branches;
+}
+
 //===----------------------------------------------------------------------===//
 // JSON
 //===----------------------------------------------------------------------===//

@@ -100,9 +100,15 @@ void printImportSummary(llvm::raw_ostream &os, const ModelSpec &spec,
   os << "workload     " << w.batch << " x " << w.frames << " frame"
      << (w.frames == 1 ? "" : "s") << " x " << w.height << "x" << w.width
      << ", " << w.steps << " steps, guidance " << llvm::format("%g", w.guidanceScale)
-     << ", " << w.branches << " branch" << (w.branches == 1 ? "" : "es")
-     << (w.branches == 1 ? " (guidance-distilled or no CFG)" : " (true CFG)")
-     << "\n";
+     << ", ";
+  int64_t run = guidanceBranchesRun(w.branches, w.guidanceScale);
+  if (run == w.branches)
+    os << w.branches << " branch" << (w.branches == 1 ? "" : "es")
+       << (w.branches == 1 ? " (guidance-distilled or no CFG)" : " (true CFG)");
+  else
+    os << run << " branch (guidance scale <= 1 turns CFG off; the graph keeps "
+       << w.branches << ")";
+  os << "\n";
   os << "latents      " << w.latentFrames << " x " << w.latentHeight << " x "
      << w.latentWidth << "\n";
   os << "tokens       " << w.imageTokens << " image tokens ("
@@ -134,9 +140,9 @@ nlohmann::json importSummaryJson(const ModelSpec &spec, const Workload &w,
                          {"ops", census.total},
                          {"blocks", census.blocks.size()},
                          {"op_counts", census.counts}});
-  return {{"model", model},
-          {"workload", workloadJson(w)},
-          {"functions", functions}};
+  nlohmann::json workload = workloadJson(w);
+  workload["branches_run"] = guidanceBranchesRun(w.branches, w.guidanceScale);
+  return {{"model", model}, {"workload", workload}, {"functions", functions}};
 }
 
 void printBundledModels(llvm::raw_ostream &os) {

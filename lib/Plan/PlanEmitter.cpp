@@ -435,7 +435,8 @@ struct Flattener {
 
 FailureOr<Plan> buildPlan(ModuleOp module, const ModelSpec &spec,
                           const Workload &workload,
-                          const Deployment &deployment) {
+                          const Deployment &deployment,
+                          const std::vector<PlanWarning> &warnings) {
   FailureOr<MeshInfo> mesh = readMeshInfo(module);
   auto roles = module->getAttrOfType<ArrayAttr>(kRolesAttrName);
   auto table = module->getAttrOfType<DenseI64ArrayAttr>(kRankRolesAttrName);
@@ -516,6 +517,18 @@ FailureOr<Plan> buildPlan(ModuleOp module, const ModelSpec &spec,
   for (Axis axis : mesh->order)
     axes.push_back({{"name", axisName(axis)}, {"size", mesh->size(axis)}});
   manifest["mesh"] = {{"axes", axes}, {"num_gpus", deployment.numGpus}};
+  // The node shape the check judged cross-node groups by: as given, or one
+  // node holding every rank. A legal deployment's shape covers the world.
+  int64_t perNode = deployment.ranksPerNode().value_or(deployment.numGpus);
+  manifest["topology"] = {
+      {"nnodes", deployment.nnodes.value_or(deployment.numGpus / perNode)},
+      {"gpus_per_node", perNode}};
+  json warningsJson = json::array();
+  for (const PlanWarning &warning : warnings)
+    warningsJson.push_back({{"rule", warning.rule},
+                            {"message", escapeInvalidUtf8(warning.message)},
+                            {"component", warning.component}});
+  manifest["warnings"] = warningsJson;
   json groupsJson = json::object();
   for (NamedAttribute axis : groups) {
     json lists = json::array();

@@ -496,8 +496,12 @@ int runCompile(const std::vector<std::string> &argv) {
   if (mlir::failed(pm.run(*module)) || mlir::failed(mlir::verify(*module)))
     throw InternalError("the partition pipeline failed on a configuration "
                         "the legality rules accept (diagnostics on stderr)");
-  mlir::FailureOr<Plan> plan =
-      buildPlan(*module, request.spec, request.workload, request.deployment);
+  std::vector<PlanWarning> warnings;
+  for (const RuleDiagnostic &d : report.diagnostics)
+    if (d.severity == Severity::Warning)
+      warnings.push_back({d.rule, d.message, d.component});
+  mlir::FailureOr<Plan> plan = buildPlan(
+      *module, request.spec, request.workload, request.deployment, warnings);
   if (mlir::failed(plan))
     throw InternalError("the plan could not be built from the partitioned "
                         "module (diagnostics on stderr)");
@@ -511,6 +515,9 @@ int runCompile(const std::vector<std::string> &argv) {
                {"diagnostics", diagnosticsJson(request, report)}});
     return 0;
   }
+  // What the check said about a legal configuration still holds for
+  // its plan: a cross-node group or an idle cfg rank is worth seeing.
+  printDiagnosticsText(request, report);
   if (args.has("--summary"))
     llvm::outs() << formatPlanSummary(*plan);
   llvm::outs() << "compiled " << escapeInvalidUtf8(request.spec.name) << " for "

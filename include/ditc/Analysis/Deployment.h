@@ -79,6 +79,10 @@ struct Deployment {
 
   const Placement *find(const std::string &component) const;
   Placement *find(const std::string &component);
+  /// Ranks per node: gpus_per_node, or num_gpus / nnodes when only nnodes
+  /// is given and divides; nullopt when the deployment does not say how
+  /// ranks map to nodes.
+  std::optional<int64_t> ranksPerNode() const;
 };
 
 /// Attention backends ditc knows, and whether each can merge ring hops (it

@@ -116,6 +116,13 @@ struct BundledModel {
 std::string bundledModelsDir();
 std::vector<BundledModel> listBundledModels();
 
+/// Transformer passes per denoising step that do work: the workload's
+/// guidance branches, or 1 when a guidance scale of at most 1 turns CFG off
+/// (diffusers runs the second branch only when guidance_scale > 1). The
+/// imported graph keeps every branch; the cfg-branches rule and the import
+/// summary both count with this.
+int64_t guidanceBranchesRun(int64_t branches, double guidanceScale);
+
 /// The model's numbers as JSON, as a plan's manifest records them (see
 /// docs/plan-format.md) and `ditc import --summary --format json` prints.
 nlohmann::json modelSpecJson(const ModelSpec &spec);

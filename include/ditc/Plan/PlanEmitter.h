@@ -45,12 +45,20 @@ struct Plan {
   std::string partitionedMLIR;
 };
 
+/// A warning of the legality check a plan was compiled under. The manifest
+/// keeps them, so a plan says what its check said.
+struct PlanWarning {
+  std::string rule, message, component;
+};
+
 /// Builds the plan of `module`, which the partition pipeline has lowered
 /// to role programs. `spec`, `workload` and `deployment` describe the
-/// request. Fails with an MLIR error on the module.
+/// request; `warnings` are its check's. Fails with an MLIR error on the
+/// module.
 mlir::FailureOr<Plan> buildPlan(mlir::ModuleOp module, const ModelSpec &spec,
                                 const Workload &workload,
-                                const Deployment &deployment);
+                                const Deployment &deployment,
+                                const std::vector<PlanWarning> &warnings = {});
 
 /// Writes the plan into `dir` (created; must not exist or be empty), going
 /// through a temporary folder and a rename so a failure leaves nothing.

@@ -34,7 +34,7 @@ void checkCFGBranches(const LegalityContext &ctx, DiagnosticSink &sink) {
     sink.report("cfg-branches", Severity::Error,
                 "cfg " + std::to_string(cfg) + " does not divide the " +
                     std::to_string(m.branches) + " guidance branches");
-  if (m.guidanceScale <= 1.0) {
+  if (guidanceBranchesRun(m.branches, m.guidanceScale) < 2) {
     std::ostringstream scale;
     scale << m.guidanceScale;
     sink.report("cfg-branches", Severity::Warning,

@@ -5,15 +5,16 @@ namespace ditc::rules {
 
 /// ring-backend: the per-hop online-softmax merge needs the kernel's softmax
 /// LSE; only backends that declare ring rotation (fa, sage_attn) have it.
-/// Without a backend, fa is chosen and said so.
+/// Without a backend, ring attention runs on fa and says so; without ring
+/// the backend makes no difference to legality, so nothing is said.
 void checkRingBackend(const LegalityContext &ctx, DiagnosticSink &sink) {
   const Placement &transformer = ctx.transformer();
+  if (transformer.degrees[Axis::Ring] < 2)
+    return;
   if (!transformer.backend)
     sink.report("ring-backend", Severity::Note,
                 std::string("no attention backend given; choosing ") +
                     kDefaultAttentionBackend);
-  if (transformer.degrees[Axis::Ring] < 2)
-    return;
   std::string capable;
   for (const AttentionBackend &backend : knownAttentionBackends())
     if (backend.supportsRingRotation)

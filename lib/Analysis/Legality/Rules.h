@@ -30,9 +30,6 @@ void checkPPPartition(const LegalityContext &, DiagnosticSink &);
 // Signals between components.
 void checkShardDim(const LegalityContext &, DiagnosticSink &);
 
-/// Ranks per node, when the deployment says how ranks map to nodes.
-std::optional<int64_t> gpusPerNode(const Deployment &deployment);
-
 } // namespace ditc::rules
 
 #endif // DITC_LIB_ANALYSIS_LEGALITY_RULES_H

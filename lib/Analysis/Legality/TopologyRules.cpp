@@ -14,14 +14,6 @@
 
 namespace ditc::rules {
 
-std::optional<int64_t> gpusPerNode(const Deployment &d) {
-  if (d.gpusPerNode)
-    return d.gpusPerNode;
-  if (d.nnodes && *d.nnodes > 0 && d.numGpus % *d.nnodes == 0)
-    return d.numGpus / *d.nnodes;
-  return std::nullopt;
-}
-
 /// world-size: num_gpus = dp x cfg x pp x tp x ulysses x ring x kv_gather
 /// for the denoiser; every listed rank exists; the node shape covers the
 /// world.
@@ -162,7 +154,7 @@ void checkGroupConflict(const LegalityContext &ctx, DiagnosticSink &sink) {
 /// per block, all-to-all per attention); DP replicas on different hosts
 /// need per-replica host addressing. Both are warnings.
 void checkCrossNode(const LegalityContext &ctx, DiagnosticSink &sink) {
-  std::optional<int64_t> perNode = gpusPerNode(ctx.deployment);
+  std::optional<int64_t> perNode = ctx.deployment.ranksPerNode();
   if (!perNode || *perNode < 1)
     return;
   auto node = [&](int64_t rank) { return rank / *perNode; };

@@ -11,6 +11,14 @@ axes = manifest["mesh"]["axes"]
 print("axes " + " ".join(f"{a['name']}={a['size']}" for a in axes))
 groups = manifest["groups"]
 print("groups " + " ".join(f"{k}={groups[k]}" for k in ("cfg", "tp")))
+topology = manifest["topology"]
+print(f"topology nnodes={topology['nnodes']} "
+      f"gpus_per_node={topology['gpus_per_node']}")
+assert topology["nnodes"] * topology["gpus_per_node"] == manifest["mesh"]["num_gpus"]
+for warning in manifest["warnings"]:
+    assert set(warning) == {"rule", "message", "component"}, warning
+    print(f"warning[{warning['rule']}] {warning['component']}: "
+          f"{warning['message']}")
 for rank in manifest["ranks"]:
     c = rank["coords"]
     print(f"rank {rank['rank']} cfg={c['cfg']} tp={c['tp']} -> {rank['program']}")
