@@ -9,6 +9,7 @@
 #include "ditc/Importer/ModelSpec.h"
 #include "ditc/Support/BadInput.h"
 #include "ditc/Support/JsonFile.h"
+#include "ditc/Support/Spelling.h"
 #include "ditc/Support/Utf8.h"
 
 #include <algorithm>
@@ -101,6 +102,66 @@ std::vector<BundledModel> listBundledModels() {
             });
   return models;
 }
+
+std::vector<std::string> bundledRepoIds(const BundledModel &model) {
+  std::string path = model.path + "/hub.json";
+  if (!exists(path))
+    return {};
+  json root = JsonObject::parseFile(path);
+  JsonObject hub(path, &root);
+  const json &ids = root.contains("repo_ids") ? root.at("repo_ids") : json();
+  if (!ids.is_array() || ids.empty() ||
+      !std::all_of(ids.begin(), ids.end(), [](const json &id) {
+        return id.is_string() && !id.get_ref<const std::string &>().empty();
+      }))
+    hub.failAt("repo_ids", ids.is_null() ? nullptr : &ids,
+               "is " + describeJson(ids) +
+                   ", expected a non-empty list of repository ids "
+                   "(\"owner/name\")");
+  return ids.get<std::vector<std::string>>();
+}
+
+std::optional<BundledModel> findBundledModel(const std::string &name) {
+  std::vector<BundledModel> models = listBundledModels();
+  for (const BundledModel &model : models)
+    if (equalsIgnoringCase(model.name, name))
+      return model;
+  for (const BundledModel &model : models)
+    for (const std::string &id : bundledRepoIds(model))
+      if (equalsIgnoringCase(id, name))
+        return model;
+  return std::nullopt;
+}
+
+namespace {
+/// "MODEL: no such file or folder, ..." with the bundled names and
+/// repository ids nearest to what was typed.
+[[noreturn]] void refuseUnknownModel(const std::string &model) {
+  std::vector<std::string> names, known;
+  for (const BundledModel &bundled : listBundledModels()) {
+    names.push_back(bundled.name);
+    known.push_back(bundled.name);
+    for (const std::string &id : bundledRepoIds(bundled))
+      known.push_back(id);
+  }
+  // Model names get abbreviated more than flags get mistyped
+  // (wan2.1-14b), so half the typed length may differ.
+  std::vector<std::string> nearest = nearestNames(
+      model, known, 3, std::max<size_t>(2, model.size() / 2));
+  std::string closest;
+  for (const std::string &name : nearest)
+    closest += (closest.empty() ? "" : ", ") + name;
+  std::string all;
+  for (const std::string &name : names)
+    all += (all.empty() ? "" : ", ") + name;
+  badFile(model, "no such file or folder, and not a bundled model" +
+                     (closest.empty() ? std::string()
+                                      : "; closest bundled: " + closest) +
+                     "; MODEL is a bundled name (" + all +
+                     ") or its Hugging Face repository id, a config.json, "
+                     "or a snapshot folder");
+}
+} // namespace
 
 //===----------------------------------------------------------------------===//
 // Transformer configs, one reader per family
@@ -539,15 +600,14 @@ ModelSpec loadModel(const std::string &model) {
   if (!exists(path)) {
     bool bareName = model.find('/') == std::string::npos;
     std::string bundled = bundledModelsDir() + "/" + model;
-    if (!bareName || !isDirectory(bundled)) {
-      std::string names;
-      for (const BundledModel &m : listBundledModels())
-        names += (names.empty() ? "" : ", ") + m.name;
-      badFile(model, "no such file or folder, and not a bundled model; MODEL "
-                     "is a bundled name (" +
-                         names + "), a config.json, or a snapshot folder");
+    if (bareName && isDirectory(bundled)) {
+      path = bundled;
+    } else if (std::optional<BundledModel> match = findBundledModel(model)) {
+      path = match->path;
+      name = match->name;
+    } else {
+      refuseUnknownModel(model);
     }
-    path = bundled;
   }
   ModelSpec spec;
   if (isDirectory(path)) {
@@ -672,7 +732,8 @@ int64_t guidanceBranchesRun(int64_t branches, double guidanceScale) {
 //===----------------------------------------------------------------------===//
 
 json modelSpecJson(const ModelSpec &spec) {
-  // The name is the MODEL argument as given, which may be any bytes.
+  // The name is the bundled model's, or the path given, which may be any
+  // bytes.
   json model = {{"name", escapeInvalidUtf8(spec.name)},
                 {"family", spec.info().name},
                 {"class_name", spec.className},

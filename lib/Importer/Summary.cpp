@@ -52,15 +52,17 @@ std::vector<FunctionCensus> takeCensus(ModuleOp module) {
 struct LoadedBundle {
   BundledModel bundled;
   std::optional<ModelSpec> spec;
+  std::vector<std::string> repoIds;
   std::string error;
 };
 
 std::vector<LoadedBundle> loadBundledModels() {
   std::vector<LoadedBundle> loaded;
   for (const BundledModel &bundled : listBundledModels()) {
-    LoadedBundle entry{bundled, std::nullopt, ""};
+    LoadedBundle entry{bundled, std::nullopt, {}, ""};
     try {
       entry.spec = loadModel(bundled.path);
+      entry.repoIds = bundledRepoIds(bundled);
     } catch (const BadInput &error) {
       entry.error = escapeInvalidUtf8(error.what());
     }
@@ -186,6 +188,7 @@ nlohmann::json bundledModelsJson() {
     model["blocks"] = entry.spec->numBlocks();
     model["text_tokens"] = entry.spec->info().textTokens;
     model["branches"] = entry.spec->info().branches;
+    model["repo_ids"] = entry.repoIds;
     models.push_back(model);
   }
   return {{"models", models}};

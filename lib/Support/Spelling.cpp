@@ -36,8 +36,9 @@ bool equalsIgnoringCase(std::string_view a, std::string_view b) {
 
 std::vector<std::string> nearestNames(std::string_view given,
                                       const std::vector<std::string> &known,
-                                      size_t limit) {
-  size_t allowed = std::max<size_t>(2, given.size() / 3);
+                                      size_t limit,
+                                      std::optional<size_t> maxDistance) {
+  size_t allowed = maxDistance.value_or(std::max<size_t>(2, given.size() / 3));
   std::vector<std::pair<size_t, size_t>> near; // (distance, index in known)
   for (size_t i = 0; i < known.size(); ++i)
     if (size_t distance = editDistance(given, known[i]); distance <= allowed)
@@ -46,7 +47,9 @@ std::vector<std::string> nearestNames(std::string_view given,
                    [](const auto &x, const auto &y) { return x.first < y.first; });
   std::vector<std::string> names;
   for (size_t i = 0; i < near.size() && names.size() < limit; ++i)
-    names.push_back(known[near[i].second]);
+    if (std::find(names.begin(), names.end(), known[near[i].second]) ==
+        names.end())
+      names.push_back(known[near[i].second]);
   return names;
 }
 

@@ -45,9 +45,10 @@ namespace {
 // Each command's --help is assembled from these blocks, so a flag shared by
 // several commands is described once.
 
-const char *kModelHelp = R"(MODEL is a bundled model name (see `ditc models`), a diffusers transformer
-config.json, or an HF-style snapshot folder (model_index.json,
-transformer/config.json, vae/config.json).
+const char *kModelHelp = R"(MODEL is a bundled model name (see `ditc models`; any case, or the Hugging
+Face repository id of the same checkpoint, e.g. black-forest-labs/FLUX.1-dev),
+a diffusers transformer config.json, or an HF-style snapshot folder
+(model_index.json, transformer/config.json, vae/config.json).
 )";
 
 const char *kWorkloadHelp = R"(

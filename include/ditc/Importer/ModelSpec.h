@@ -115,6 +115,14 @@ struct BundledModel {
 /// Folder that holds the bundled snapshots ($DITC_MODELS_DIR overrides).
 std::string bundledModelsDir();
 std::vector<BundledModel> listBundledModels();
+/// The Hugging Face repository ids of a bundled model's checkpoint, from
+/// hub.json in its folder ({"repo_ids": [...]}); empty without one. Throws
+/// BadInput when hub.json is malformed.
+std::vector<std::string> bundledRepoIds(const BundledModel &model);
+/// The bundled model that `name` means: its folder name or one of its
+/// repository ids, either in any case (Hugging Face ids are not
+/// case-sensitive, and people write FLUX.1-dev). nullopt when none.
+std::optional<BundledModel> findBundledModel(const std::string &name);
 
 /// Transformer passes per denoising step that do work: the workload's
 /// guidance branches, or 1 when a guidance scale of at most 1 turns CFG off

@@ -10,6 +10,7 @@
 #define DITC_SUPPORT_SPELLING_H
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,12 +25,13 @@ size_t editDistance(std::string_view a, std::string_view b);
 bool equalsIgnoringCase(std::string_view a, std::string_view b);
 
 /// The known names a typo of `given` could be, nearest first (ties keep the
-/// order of `known`), at most `limit` of them. A name counts when it lies
-/// within a third of the typed length (at least 2) edits, so a slip of a
-/// key or two is caught and an unrelated word suggests nothing.
-std::vector<std::string> nearestNames(std::string_view given,
-                                      const std::vector<std::string> &known,
-                                      size_t limit = 1);
+/// order of `known`), at most `limit` of them, each within `maxDistance`
+/// edits. By default that is a third of the typed length (at least 2), so
+/// a slip of a key or two is caught and an unrelated word suggests nothing.
+std::vector<std::string>
+nearestNames(std::string_view given, const std::vector<std::string> &known,
+             size_t limit = 1,
+             std::optional<size_t> maxDistance = std::nullopt);
 
 /// The tail of an "unknown name" message: "; did you mean 'x'? allowed: a,
 /// b, c" with the nearest known name, or "; allowed: a, b, c" when none is
