@@ -81,14 +81,13 @@ Deployment deploymentFromFlags(const ParallelFlags &flags) {
     bool explicitSp = flags.ulysses || flags.ring || flags.kvGather;
     if (explicitSp) {
       if (d.sequenceShards() != sp)
-        badFlag(
-            "--sp-degree", std::to_string(sp),
-            "--sp-degree " + std::to_string(sp) +
-            " disagrees with --ulysses-degree " +
-            std::to_string(d[Axis::Ulysses]) + " x --ring-degree " +
-            std::to_string(d[Axis::Ring]) + " x --kv-gather-degree " +
-            std::to_string(d[Axis::KVGather]) + " = " +
-            std::to_string(d.sequenceShards()));
+        badFlag("--sp-degree", std::to_string(sp),
+                "--sp-degree " + std::to_string(sp) +
+                    " disagrees with --ulysses-degree " +
+                    std::to_string(d[Axis::Ulysses]) + " x --ring-degree " +
+                    std::to_string(d[Axis::Ring]) + " x --kv-gather-degree " +
+                    std::to_string(d[Axis::KVGather]) + " = " +
+                    std::to_string(d.sequenceShards()));
     } else if (sp == 2) {
       // Two ranks is K/V-gather's measured-win zone.
       d[Axis::KVGather] = 2;
@@ -166,10 +165,10 @@ void refuseSpSize(const JsonObject &object) {
   if (object.raw().contains("sp_size"))
     throw BadInput(
         object.file() + ": key '" + object.keyPath("sp_size") +
-        "' is no longer read: CFG parallelism moved to 'cfg_size' (a "
-        "guidance split written as sp_size: 2 is now cfg_size: 2), and "
-        "sequence parallelism is 'ulysses_degree' and 'ring_degree' (or "
-        "'kv_gather_degree')",
+            "' is no longer read: CFG parallelism moved to 'cfg_size' (a "
+            "guidance split written as sp_size: 2 is now cfg_size: 2), and "
+            "sequence parallelism is 'ulysses_degree' and 'ring_degree' (or "
+            "'kv_gather_degree')",
         InputLocation{object.file(), object.keyPath("sp_size"),
                       shortValueText(object.raw().at("sp_size"))});
 }

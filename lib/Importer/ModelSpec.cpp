@@ -146,8 +146,8 @@ namespace {
   }
   // Model names get abbreviated more than flags get mistyped
   // (wan2.1-14b), so half the typed length may differ.
-  std::vector<std::string> nearest = nearestNames(
-      model, known, 3, std::max<size_t>(2, model.size() / 2));
+  std::vector<std::string> nearest =
+      nearestNames(model, known, 3, std::max<size_t>(2, model.size() / 2));
   std::string closest;
   for (const std::string &name : nearest)
     closest += (closest.empty() ? "" : ", ") + name;
@@ -657,18 +657,15 @@ Workload resolveWorkload(const ModelSpec &spec,
         {"--width", w.width, spec.patch[2], bool(options.width)}}) {
     int64_t step = spec.vaeSpatial * patch;
     if (value % step != 0)
-      throw BadInput(std::string(given ? "command line: " : "") + flag + " " +
-                     std::to_string(value) +
-                     (given ? "" : " (the family default)") +
-                     " is not divisible by " +
-                         std::to_string(step) + " (VAE compression " +
-                         std::to_string(spec.vaeSpatial) + " x patch " +
-                         std::to_string(patch) + " of " + spec.name +
-                         "); nearest allowed: " +
-                         nearestMultiples(value, step),
-                     given ? InputLocation{"command line", flag,
-                                           std::to_string(value)}
-                           : InputLocation{});
+      throw BadInput(
+          std::string(given ? "command line: " : "") + flag + " " +
+              std::to_string(value) + (given ? "" : " (the family default)") +
+              " is not divisible by " + std::to_string(step) +
+              " (VAE compression " + std::to_string(spec.vaeSpatial) +
+              " x patch " + std::to_string(patch) + " of " + spec.name +
+              "); nearest allowed: " + nearestMultiples(value, step),
+          given ? InputLocation{"command line", flag, std::to_string(value)}
+                : InputLocation{});
   }
   w.latentHeight = w.height / spec.vaeSpatial;
   w.latentWidth = w.width / spec.vaeSpatial;
@@ -680,19 +677,18 @@ Workload resolveWorkload(const ModelSpec &spec,
     w.latentFrames = 1;
   } else {
     if ((w.frames - 1) % spec.vaeTemporal != 0)
-      badFlag(
-          "--num-frames", std::to_string(w.frames),
-          "--num-frames " + std::to_string(w.frames) +
-          " does not fit VAE temporal compression " +
-          std::to_string(spec.vaeTemporal) + " of " + spec.name +
-          "; allowed: 1 + a multiple of " + std::to_string(spec.vaeTemporal) +
-          " (nearest: " +
-          std::to_string(1 + ((w.frames - 1) / spec.vaeTemporal) *
-                                 spec.vaeTemporal) +
-          " or " +
-          std::to_string(1 + ((w.frames - 1) / spec.vaeTemporal + 1) *
-                                 spec.vaeTemporal) +
-          ")");
+      badFlag("--num-frames", std::to_string(w.frames),
+              "--num-frames " + std::to_string(w.frames) +
+                  " does not fit VAE temporal compression " +
+                  std::to_string(spec.vaeTemporal) + " of " + spec.name +
+                  "; allowed: 1 + a multiple of " +
+                  std::to_string(spec.vaeTemporal) + " (nearest: " +
+                  std::to_string(1 + ((w.frames - 1) / spec.vaeTemporal) *
+                                         spec.vaeTemporal) +
+                  " or " +
+                  std::to_string(1 + ((w.frames - 1) / spec.vaeTemporal + 1) *
+                                         spec.vaeTemporal) +
+                  ")");
     w.latentFrames = (w.frames - 1) / spec.vaeTemporal + 1;
     if (w.latentFrames % spec.patch[0] != 0)
       badFlag("--num-frames", std::to_string(w.frames),

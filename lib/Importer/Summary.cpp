@@ -39,8 +39,8 @@ std::vector<FunctionCensus> takeCensus(ModuleOp module) {
         return;
       ++census.counts[op->getName().getStringRef().str()];
       ++census.total;
-      if (auto index = op->getAttrOfType<IntegerAttr>(
-              dit::DitDialect::kBlockAttrName))
+      if (auto index =
+              op->getAttrOfType<IntegerAttr>(dit::DitDialect::kBlockAttrName))
         census.blocks.insert(index.getInt());
     });
     censuses.push_back(std::move(census));
@@ -101,8 +101,8 @@ void printImportSummary(llvm::raw_ostream &os, const ModelSpec &spec,
      << " latent channels\n";
   os << "workload     " << w.batch << " x " << w.frames << " frame"
      << (w.frames == 1 ? "" : "s") << " x " << w.height << "x" << w.width
-     << ", " << w.steps << " steps, guidance " << llvm::format("%g", w.guidanceScale)
-     << ", ";
+     << ", " << w.steps << " steps, guidance "
+     << llvm::format("%g", w.guidanceScale) << ", ";
   int64_t run = guidanceBranchesRun(w.branches, w.guidanceScale);
   if (run == w.branches)
     os << w.branches << " branch" << (w.branches == 1 ? "" : "es")

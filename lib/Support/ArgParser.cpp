@@ -84,8 +84,8 @@ void ArgParser::expectPositionals(size_t count, const std::string &what) const {
     throw BadInput("command line: '" + command + "' needs " + what,
                    InputLocation{"command line", "", ""});
   if (positionals.size() > count)
-    throw BadInput("command line: unexpected argument '" +
-                       positionals[count] + "' for '" + command + "'",
+    throw BadInput("command line: unexpected argument '" + positionals[count] +
+                       "' for '" + command + "'",
                    InputLocation{"command line", "", positionals[count]});
 }
 

@@ -41,8 +41,7 @@ int64_t parseIntegerFlag(const std::string &flag, const std::string &text,
             flag + " value '" + text + "' overflows a 64-bit integer; " +
                 range);
   if (value < min || value > max)
-    badFlag(flag, text,
-            flag + " value " + text + " is out of range; " + range);
+    badFlag(flag, text, flag + " value " + text + " is out of range; " + range);
   return value;
 }
 

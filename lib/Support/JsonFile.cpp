@@ -107,8 +107,8 @@ json JsonObject::parseFile(const std::string &path) {
   std::string text = readRegularFile(path, kMaxJsonFileBytes, options);
   json parsed = parseText(text, escapeInvalidUtf8(path));
   if (!parsed.is_object())
-    badFile(escapeInvalidUtf8(path),
-            "top level is " + describeJson(parsed) + ", expected a JSON object");
+    badFile(escapeInvalidUtf8(path), "top level is " + describeJson(parsed) +
+                                         ", expected a JSON object");
   return parsed;
 }
 
@@ -233,23 +233,26 @@ static int64_t checkInt(const JsonObject &obj, const std::string &field,
   if (value.is_number_float()) {
     double d = value.get<double>();
     if (std::isfinite(d) && std::fabs(d) >= 9.2e18)
-      obj.failAt(field, &value, "is " + value.dump() +
-                          ", which overflows a 64-bit integer; expected " +
-                          expected);
+      obj.failAt(field, &value,
+                 "is " + value.dump() +
+                     ", which overflows a 64-bit integer; expected " +
+                     expected);
     if (std::isfinite(d) && d == std::floor(d))
-      obj.failAt(field, &value, "is " + value.dump() +
-                          ", a float; expected " + expected);
+      obj.failAt(field, &value,
+                 "is " + value.dump() + ", a float; expected " + expected);
   }
   if (value.is_number_unsigned() &&
       value.get<uint64_t>() > uint64_t(INT64_MAX))
-    obj.failAt(field, &value, "is " + value.dump() +
-                        ", which overflows a 64-bit integer; expected " +
-                        expected);
+    obj.failAt(field, &value,
+               "is " + value.dump() +
+                   ", which overflows a 64-bit integer; expected " + expected);
   if (!value.is_number_integer())
-    obj.failAt(field, &value, "is " + describeJson(value) + ", expected " + expected);
+    obj.failAt(field, &value,
+               "is " + describeJson(value) + ", expected " + expected);
   int64_t result = value.get<int64_t>();
   if (result < min || result > max)
-    obj.failAt(field, &value, "is " + std::to_string(result) + ", expected " + expected);
+    obj.failAt(field, &value,
+               "is " + std::to_string(result) + ", expected " + expected);
   return result;
 }
 
@@ -332,9 +335,10 @@ JsonObject::getIntLists(const std::string &field, int64_t min,
   for (size_t i = 0; i < value.size(); ++i) {
     std::string item = field + "[" + std::to_string(i) + "]";
     if (!value[i].is_array() || value[i].empty())
-      failAt(item, &value[i], "is " + describeJson(value[i]) +
-                     ", expected a non-empty list of integers in [" +
-                     std::to_string(min) + ", " + std::to_string(max) + "]");
+      failAt(item, &value[i],
+             "is " + describeJson(value[i]) +
+                 ", expected a non-empty list of integers in [" +
+                 std::to_string(min) + ", " + std::to_string(max) + "]");
     std::vector<int64_t> inner;
     for (size_t j = 0; j < value[i].size(); ++j)
       inner.push_back(checkInt(*this, item + "[" + std::to_string(j) + "]",

@@ -43,8 +43,9 @@ std::vector<std::string> nearestNames(std::string_view given,
   for (size_t i = 0; i < known.size(); ++i)
     if (size_t distance = editDistance(given, known[i]); distance <= allowed)
       near.push_back({distance, i});
-  std::stable_sort(near.begin(), near.end(),
-                   [](const auto &x, const auto &y) { return x.first < y.first; });
+  std::stable_sort(near.begin(), near.end(), [](const auto &x, const auto &y) {
+    return x.first < y.first;
+  });
   std::vector<std::string> names;
   for (size_t i = 0; i < near.size() && names.size() < limit; ++i)
     if (std::find(names.begin(), names.end(), known[near[i].second]) ==

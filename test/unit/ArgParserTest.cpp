@@ -86,8 +86,7 @@ TEST(ArgParser, ReadsAnAliasAsItsFlagAndNamesTheSpellingGiven) {
 
   ArgParser twice = makeParser();
   twice.addAlias("--image-height", "--height");
-  EXPECT_THROW(twice.parse({"--height", "1", "--image-height", "2"}),
-               BadInput);
+  EXPECT_THROW(twice.parse({"--height", "1", "--image-height", "2"}), BadInput);
 }
 
 } // namespace

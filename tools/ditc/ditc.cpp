@@ -19,14 +19,14 @@
 #include "ditc/Analysis/Legality.h"
 #include "ditc/Importer/Importer.h"
 #include "ditc/Importer/Summary.h"
-#include "ditc/Plan/PlanEmitter.h"
-#include "ditc/Transforms/Pipelines.h"
 #include "ditc/InitAll.h"
+#include "ditc/Plan/PlanEmitter.h"
 #include "ditc/Support/ArgParser.h"
 #include "ditc/Support/AtomicFile.h"
 #include "ditc/Support/BadInput.h"
 #include "ditc/Support/Spelling.h"
 #include "ditc/Support/Utf8.h"
+#include "ditc/Transforms/Pipelines.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -45,7 +45,8 @@ namespace {
 // Each command's --help is assembled from these blocks, so a flag shared by
 // several commands is described once.
 
-const char *kModelHelp = R"(MODEL is a bundled model name (see `ditc models`; any case, or the Hugging
+const char *kModelHelp =
+    R"(MODEL is a bundled model name (see `ditc models`; any case, or the Hugging
 Face repository id of the same checkpoint, e.g. black-forest-labs/FLUX.1-dev),
 a diffusers transformer config.json, or an HF-style snapshot folder
 (model_index.json, transformer/config.json, vae/config.json).
@@ -88,7 +89,8 @@ parallel flags (degrees default to 1, --num-gpus to their product):
 const char *kDtypeHelp =
     "  --dtype bf16|f32          element type (default bf16)\n";
 
-const char *kBadInputExit = "            2 bad input (a flag, a file or a field)\n";
+const char *kBadInputExit =
+    "            2 bad input (a flag, a file or a field)\n";
 
 std::string modelsUsage() {
   return std::string(R"(usage: ditc models
@@ -109,9 +111,11 @@ std::string importUsage() {
 
 Imports MODEL into the dit dialect and prints the module.
 
-)") + kModelHelp + kWorkloadHelp + R"(
+)") + kModelHelp +
+         kWorkloadHelp + R"(
 flags:
-)" + kDtypeHelp + R"(  -o FILE                   write the module to FILE instead of stdout
+)" + kDtypeHelp +
+         R"(  -o FILE                   write the module to FILE instead of stdout
   --summary                 print a readable summary instead of the module
                             (with -o, the module still goes to FILE)
   --format text|json        the summary's format (default text)
@@ -122,14 +126,16 @@ exit codes: 0 imported,
 }
 
 std::string checkUsage() {
-  return std::string(R"(usage: ditc check MODEL [parallel flags | --deployment FILE]
+  return std::string(
+             R"(usage: ditc check MODEL [parallel flags | --deployment FILE]
                   [workload flags] [--format text|json]
 
 Says whether a parallel configuration is legal for MODEL at the workload,
 and why not: every violated rule, then up to three legal configurations
 nearby.
 
-)") + kModelHelp + kParallelHelp + kWorkloadHelp + R"(
+)") + kModelHelp +
+         kParallelHelp + kWorkloadHelp + R"(
 flags:
   --format text|json        output format (default text)
   -h, --help                this help
@@ -139,17 +145,20 @@ exit codes: 0 legal (warnings and notes allowed), 1 illegal,
 }
 
 std::string compileUsage() {
-  return std::string(R"(usage: ditc compile MODEL [parallel flags | --deployment FILE]
+  return std::string(
+             R"(usage: ditc compile MODEL [parallel flags | --deployment FILE]
                     [workload flags] -o PLAN_DIR [flags]
 
 Checks the configuration as `ditc check` does, then writes per-rank plans
 (see docs/plan-format.md). An illegal configuration is reported and nothing
 is written.
 
-)") + kModelHelp + kParallelHelp + kWorkloadHelp + R"(
+)") + kModelHelp +
+         kParallelHelp + kWorkloadHelp + R"(
 flags:
   -o PLAN_DIR               the plan folder (new or empty); required
-)" + kDtypeHelp + R"(  --summary                 print per-program collectives and bytes per step
+)" + kDtypeHelp +
+         R"(  --summary                 print per-program collectives and bytes per step
   --per-rank                also write rank-<r>/ bundles (manifest + that
                             rank's programs), one per host to ship
   --format text|json        output format (default text)
@@ -253,7 +262,8 @@ ElementType readElementType(const ArgParser &args) {
   if (*dtype == "f32")
     return ElementType::F32;
   badFlag("--dtype", *dtype,
-          "--dtype value '" + *dtype + "' is not allowed; expected bf16 or f32");
+          "--dtype value '" + *dtype +
+              "' is not allowed; expected bf16 or f32");
 }
 
 /// Text for people, or one JSON document on stdout for tools.
@@ -293,9 +303,9 @@ nlohmann::json errorJson(const std::string &kind, const std::string &message,
                          const InputLocation &location = {}) {
   nlohmann::json error = {{"kind", kind},
                           {"message", escapeInvalidUtf8(message)}};
-  for (auto [key, part] : {std::pair{"file", &location.file},
-                           std::pair{"field", &location.field},
-                           std::pair{"value", &location.value}})
+  for (auto [key, part] :
+       {std::pair{"file", &location.file}, std::pair{"field", &location.field},
+        std::pair{"value", &location.value}})
     if (!part->empty())
       error[key] = escapeInvalidUtf8(*part);
   return {{"error", error}};
@@ -372,8 +382,8 @@ std::vector<RuleDiagnostic> allDiagnostics(const Request &request,
                                            const LegalityReport &report) {
   std::vector<RuleDiagnostic> diagnostics;
   for (const ResolutionNote &note : request.deployment.notes)
-    diagnostics.push_back({note.rule, Severity::Note, note.message,
-                           "transformer", nullptr});
+    diagnostics.push_back(
+        {note.rule, Severity::Note, note.message, "transformer", nullptr});
   diagnostics.insert(diagnostics.end(), report.diagnostics.begin(),
                      report.diagnostics.end());
   return diagnostics;
@@ -601,8 +611,8 @@ const Command kCommands[] = {
     {"import", "import a model into the dit dialect", importUsage, runImport},
     {"check", "is a parallel configuration legal? (exit 0/1)", checkUsage,
      runCheck},
-    {"compile", "write per-rank plans for a legal configuration",
-     compileUsage, runCompile},
+    {"compile", "write per-rank plans for a legal configuration", compileUsage,
+     runCompile},
 };
 
 std::string topLevelUsage() {

@@ -1,4 +1,4 @@
-//===- Summary.h - reports of an imported model and the bundled ones -*- C++ -*-===//
+//===- Summary.h - reports on imported and bundled models -----*- C++ -*-===//
 #ifndef DITC_IMPORTER_SUMMARY_H
 #define DITC_IMPORTER_SUMMARY_H
 
