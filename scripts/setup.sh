@@ -10,6 +10,7 @@ packages=(
   cmake ninja-build g++ python3 python3-numpy
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   nlohmann-json3-dev libgtest-dev libzstd-dev zlib1g-dev
+  librsvg2-bin  # rsvg-convert: the lit tests render each plan's layout.svg
 )
 if [[ "${1:-}" != "--compiler-only" ]]; then
   # libtorch-dev alone pulls the reference (netlib) BLAS, whose sgemm runs

@@ -1,5 +1,6 @@
 # lit configuration for ditc's regression tests.
 import os
+import shutil
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -31,6 +32,9 @@ config.substitutions.append(
 config.substitutions.append(("%numpy-python", "/usr/bin/python3"))
 config.substitutions.append(("%models", os.path.join(config.ditc_src_root, "models")))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+# rsvg-convert (librsvg2-bin) renders a plan's layout.svg to PNG.
+if shutil.which("rsvg-convert"):
+    config.available_features.add("rsvg-convert")
 if config.ditc_runtime in ("ON", "1", "TRUE", "True"):
     config.available_features.add("runtime")
     llvm_config.add_tool_substitutions(["dit-run"], [config.ditc_tools_dir])

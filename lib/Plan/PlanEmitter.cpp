@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "ditc/Plan/PlanEmitter.h"
 #include "ditc/Analysis/MeshLayout.h"
+#include "ditc/Plan/RankLayout.h"
 #include "ditc/Support/AtomicFile.h"
 #include "ditc/Support/BadInput.h"
 #include "ditc/Support/Sha256.h"
@@ -642,11 +643,16 @@ std::string writePlan(Plan &plan, const std::string &dir, bool perRank) {
   std::string planHash = sha256Hex(dumpJson(plan.manifest) + hashInput);
   plan.manifest["plan_hash"] = planHash;
   std::string manifestText = dumpJson(plan.manifest, 1) + "\n";
+  // A picture of where the ranks sit, drawn from the manifest alone (the
+  // same data `ditc explain` reads back). Not hashed: nothing runs it.
+  std::string layoutSvg =
+      renderLayoutSvg(readRankLayout(JsonObject("manifest.json", &plan.manifest)));
 
   // manifest x (bundles + 1) + programs x (1 + the bundles that run them).
   // Every term is far below 2^64: at most 2^20 bundles of files a process
   // holds in memory.
-  uint64_t total = manifestText.size() + plan.partitionedMLIR.size();
+  uint64_t total = manifestText.size() + plan.partitionedMLIR.size() +
+                   layoutSvg.size();
   for (const std::string &content : contents)
     total += content.size();
   uint64_t bundles = 0;
@@ -707,6 +713,7 @@ std::string writePlan(Plan &plan, const std::string &dir, bool perRank) {
     writeFileAtomically((temp / "manifest.json").string(), manifestText);
     writeFileAtomically((temp / "partitioned.mlir").string(),
                         plan.partitionedMLIR);
+    writeFileAtomically((temp / "layout.svg").string(), layoutSvg);
     if (perRank) {
       // Each bundle repeats the manifest (same plan hash) and carries only
       // the programs its rank runs.
