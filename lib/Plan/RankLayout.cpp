@@ -28,11 +28,21 @@ std::string xmlEscape(const std::string &text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-    case '&': out += "&amp;"; break;
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '"': out += "&quot;"; break;
-    case '\'': out += "&apos;"; break;
+    case '&':
+      out += "&amp;";
+      break;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    case '\'':
+      out += "&apos;";
+      break;
     default:
       if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n')
         out += '?';
@@ -47,9 +57,9 @@ std::string xmlEscape(const std::string &text) {
 std::string shortListText(const std::vector<int64_t> &group) {
   if (group.size() <= 8)
     return rankList(group);
-  return "[" + std::to_string(group.front()) + ", " +
-         std::to_string(group[1]) + ", ..., " + std::to_string(group.back()) +
-         "] (" + std::to_string(group.size()) + " ranks)";
+  return "[" + std::to_string(group.front()) + ", " + std::to_string(group[1]) +
+         ", ..., " + std::to_string(group.back()) + "] (" +
+         std::to_string(group.size()) + " ranks)";
 }
 
 /// The nodes a group's members sit on, ascending.
@@ -157,7 +167,10 @@ RankLayout readRankLayout(const JsonObject &manifest) {
     layout.gpusPerNode = topology.getInt("gpus_per_node", 1, n);
     if (layout.nnodes * layout.gpusPerNode != n)
       topology.fail("gpus_per_node",
-                    "times nnodes " + std::to_string(layout.nnodes) +
+                    "is " + std::to_string(layout.gpusPerNode) + ": nnodes " +
+                        std::to_string(layout.nnodes) + " x gpus_per_node " +
+                        std::to_string(layout.gpusPerNode) + " = " +
+                        std::to_string(layout.nnodes * layout.gpusPerNode) +
                         " is not mesh.num_gpus " + std::to_string(n));
   } else {
     layout.nnodes = 1;
@@ -172,7 +185,8 @@ RankLayout readRankLayout(const JsonObject &manifest) {
   const json &ranks =
       manifest.raw().contains("ranks") ? manifest.raw()["ranks"] : json();
   if (!ranks.is_array() || int64_t(ranks.size()) != n)
-    manifest.failAt("ranks", manifest.raw().contains("ranks") ? &ranks : nullptr,
+    manifest.failAt("ranks",
+                    manifest.raw().contains("ranks") ? &ranks : nullptr,
                     "is " + describeJson(ranks) + ", expected a list of " +
                         std::to_string(n) + " rank entries (mesh.num_gpus)");
   layout.coords.assign(n, std::vector<int64_t>(layout.axes.size(), 0));
@@ -247,30 +261,30 @@ std::string renderLayoutSvg(const RankLayout &layout) {
                     "(the group crosses nodes)",
                     "#222", true});
   if (drawn < layout.numGpus)
-    legend.push_back({"", "showing ranks 0-" + std::to_string(drawn - 1) +
-                              " of " + std::to_string(layout.numGpus) +
-                              "; `ditc explain PLAN_DIR` lists every rank",
+    legend.push_back({"",
+                      "showing ranks 0-" + std::to_string(drawn - 1) + " of " +
+                          std::to_string(layout.numGpus) +
+                          "; `ditc explain PLAN_DIR` lists every rank",
                       kCrossColour, false});
 
-  const double legendTop =
-      top + double(drawnNodes) * nodeH + 8;
+  const double legendTop = top + double(drawnNodes) * nodeH + 8;
   const double height = legendTop + 20.0 * double(legend.size()) + pad;
   size_t legendChars = headline(layout).size();
   for (const LegendLine &line : legend)
     legendChars = std::max(legendChars, line.text.size() + 6);
-  const double width =
-      std::max(left + double(cols) * (boxW + gapX) + pad,
-               7.0 * double(legendChars) + 2 * pad);
+  const double width = std::max(left + double(cols) * (boxW + gapX) + pad,
+                                7.0 * double(legendChars) + 2 * pad);
 
   std::string svg;
   svg += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   svg += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + number(width) +
-         "\" height=\"" + number(height) + "\" viewBox=\"0 0 " +
-         number(width) + " " + number(height) +
+         "\" height=\"" + number(height) + "\" viewBox=\"0 0 " + number(width) +
+         " " + number(height) +
          "\" font-family=\"DejaVu Sans Mono, monospace\" font-size=\"11\">\n";
   svg += "<title>" + xmlEscape(headline(layout)) + "</title>\n";
   svg += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  svg += "<text class=\"headline\" x=\"" + number(pad) + "\" y=\"22\" "
+  svg += "<text class=\"headline\" x=\"" + number(pad) +
+         "\" y=\"22\" "
          "font-size=\"14\" font-weight=\"bold\">" +
          xmlEscape(headline(layout)) +
          (drawn < layout.numGpus
@@ -316,7 +330,8 @@ std::string renderLayoutSvg(const RankLayout &layout) {
   for (size_t k = 0; k < shown.size(); ++k) {
     const LayoutAxis &axis = layout.axes[shown[k]];
     double portX = boxW * double(k + 1) / double(shown.size() + 1);
-    double bow = 10 + 14 * double(k) / double(std::max<size_t>(1, shown.size()));
+    double bow =
+        10 + 14 * double(k) / double(std::max<size_t>(1, shown.size()));
     svg += "<g class=\"links " + xmlEscape(axis.name) + "\" fill=\"none\">\n";
     for (const auto &group : axis.groups) {
       bool crossing = layout.crossesNodes(group);
@@ -333,8 +348,8 @@ std::string renderLayoutSvg(const RankLayout &layout) {
         if (ya == yb) {
           double y = ya + boxH;
           d = "M" + number(x1) + "," + number(y) + " C" + number(x1) + "," +
-              number(y + bow) + " " + number(x2) + "," + number(y + bow) +
-              " " + number(x2) + "," + number(y);
+              number(y + bow) + " " + number(x2) + "," + number(y + bow) + " " +
+              number(x2) + "," + number(y);
         } else {
           double y1 = ya < yb ? ya + boxH : ya, y2 = ya < yb ? yb : yb + boxH;
           double mid = (y1 + y2) / 2;
@@ -350,7 +365,8 @@ std::string renderLayoutSvg(const RankLayout &layout) {
           svg += "<path class=\"crossing\" d=\"" + d + "\" stroke=\"" +
                  kCrossColour +
                  "\" stroke-width=\"5\" stroke-dasharray=\"6 4\" "
-                 "stroke-opacity=\"0.7\">" + title + "</path>\n";
+                 "stroke-opacity=\"0.7\">" +
+                 title + "</path>\n";
         svg += "<path class=\"link\" d=\"" + d + "\" stroke=\"" +
                axisColour(axis.name) + "\" stroke-width=\"2\">" + title +
                "</path>\n";
@@ -468,13 +484,13 @@ json layoutJson(const RankLayout &layout) {
     json coords = json::object();
     for (size_t a = 0; a < layout.axes.size(); ++a)
       coords[layout.axes[a].name] = layout.coords[r][a];
-    ranks.push_back({{"rank", r},
-                     {"node", layout.nodeOf(r)},
-                     {"gpu", r % layout.gpusPerNode},
-                     {"coords", coords},
-                     {"program", layout.programs[r].empty()
-                                     ? json(nullptr)
-                                     : json(layout.programs[r])}});
+    ranks.push_back(
+        {{"rank", r},
+         {"node", layout.nodeOf(r)},
+         {"gpu", r % layout.gpusPerNode},
+         {"coords", coords},
+         {"program", layout.programs[r].empty() ? json(nullptr)
+                                                : json(layout.programs[r])}});
   }
   return {{"model", layout.model},
           {"num_gpus", layout.numGpus},

@@ -6,6 +6,7 @@
 //   ditc check MODEL [parallel flags | --deployment FILE] [workload flags]
 //              [--format text|json]
 //   ditc compile MODEL [the check flags] -o PLAN_DIR [--summary] [--per-rank]
+//   ditc explain PLAN_DIR [--format text|json]
 //   ditc <command> --help, ditc help <command>
 //
 // With --format json, output and every error are JSON on stdout.
@@ -21,6 +22,7 @@
 #include "ditc/Importer/Summary.h"
 #include "ditc/InitAll.h"
 #include "ditc/Plan/PlanEmitter.h"
+#include "ditc/Plan/RankLayout.h"
 #include "ditc/Support/ArgParser.h"
 #include "ditc/Support/AtomicFile.h"
 #include "ditc/Support/BadInput.h"
@@ -36,6 +38,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 
 using namespace ditc;
@@ -150,8 +153,8 @@ std::string compileUsage() {
                     [workload flags] -o PLAN_DIR [flags]
 
 Checks the configuration as `ditc check` does, then writes per-rank plans
-(see docs/plan-format.md). An illegal configuration is reported and nothing
-is written.
+(see docs/plan-format.md), with layout.svg, a picture of where the ranks
+sit. An illegal configuration is reported and nothing is written.
 
 )") + kModelHelp +
          kParallelHelp + kWorkloadHelp + R"(
@@ -167,6 +170,22 @@ flags:
 exit codes: 0 written, 1 illegal configuration (nothing written) or an
             internal error,
 )" + kBadInputExit;
+}
+
+std::string explainUsage() {
+  return std::string(R"(usage: ditc explain PLAN_DIR [--format text|json]
+
+Prints where a plan's ranks sit, from its manifest.json: a table of rank,
+node, local GPU, coordinates on the axes of size > 1 and program; the groups
+of each such axis; and which groups cross nodes. The plan folder's
+layout.svg draws the same.
+
+flags:
+  --format text|json        output format (default text)
+  -h, --help                this help
+
+exit codes: 0 explained,
+)") + kBadInputExit;
 }
 
 void addWorkloadFlags(ArgParser &args) {
@@ -540,6 +559,28 @@ int runCompile(const std::vector<std::string> &argv) {
   return 0;
 }
 
+int runExplain(const std::vector<std::string> &argv) {
+  ArgParser args("ditc explain");
+  args.addOption("--format");
+  args.parse(argv);
+  args.expectPositionals(1, "a PLAN_DIR (a folder ditc compile wrote)");
+  Format format = readFormat(args);
+  std::string dir = args.positional()[0];
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    badFile(escapeInvalidUtf8(dir),
+            "is not a plan folder (ditc compile ... -o PLAN_DIR writes one)");
+  std::string path = (std::filesystem::path(dir) / "manifest.json").string();
+  nlohmann::json manifest = JsonObject::parseFile(path);
+  RankLayout layout =
+      readRankLayout(JsonObject(escapeInvalidUtf8(path), &manifest));
+  if (format == Format::Json)
+    printJson(layoutJson(layout));
+  else
+    llvm::outs() << formatLayoutText(layout);
+  return 0;
+}
+
 int runModels(const std::vector<std::string> &argv) {
   ArgParser args("ditc models");
   args.addOption("--format");
@@ -613,6 +654,8 @@ const Command kCommands[] = {
      runCheck},
     {"compile", "write per-rank plans for a legal configuration", compileUsage,
      runCompile},
+    {"explain", "show where a plan's ranks sit and which groups cross nodes",
+     explainUsage, runExplain},
 };
 
 std::string topLevelUsage() {

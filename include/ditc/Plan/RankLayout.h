@@ -1,4 +1,5 @@
-//===- RankLayout.h - where a plan's ranks sit, as SVG, text or JSON -*- C++ -*-===//
+//===- RankLayout.h - where a plan's ranks sit, as SVG, text or JSON -*- C++
+//-*-===//
 //
 // Reads the rank layout from a plan manifest (mesh axes, groups, ranks and
 // node shape) and renders it: layout.svg in every plan folder, and the
@@ -27,7 +28,7 @@ struct LayoutAxis {
 struct RankLayout {
   std::string model; // empty when the manifest has none
   int64_t numGpus = 1, nnodes = 1, gpusPerNode = 1;
-  std::vector<LayoutAxis> axes;            // mesh order, outermost first
+  std::vector<LayoutAxis> axes;             // mesh order, outermost first
   std::vector<std::vector<int64_t>> coords; // per rank, per axis
   std::vector<std::string> programs;        // per rank; empty when idle
 
