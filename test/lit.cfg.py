@@ -31,6 +31,9 @@ config.substitutions.append(
 # The NumPy reference executor runs on Debian's python3 (python3-numpy).
 config.substitutions.append(("%numpy-python", "/usr/bin/python3"))
 config.substitutions.append(("%models", os.path.join(config.ditc_src_root, "models")))
+# The install test (test/install) builds a consumer against an installed ditc.
+config.substitutions.append(("%ditc_obj_root", config.ditc_obj_root))
+config.substitutions.append(("%cxx", config.ditc_cxx_compiler))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 # rsvg-convert (librsvg2-bin) renders a plan's layout.svg to PNG.
 if shutil.which("rsvg-convert"):

@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <sstream>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #ifndef DITC_SOURCE_MODELS_DIR
 #define DITC_SOURCE_MODELS_DIR "models"
@@ -77,9 +78,26 @@ static bool exists(const std::string &path) {
   return ::stat(path.c_str(), &info) == 0;
 }
 
+/// <prefix>/share/ditc/models for an executable in <prefix>/bin, as
+/// `cmake --install` lays them out; empty when there is no such folder.
+static std::string installedModelsDir() {
+  char exe[4096];
+  ssize_t length = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (length <= 0)
+    return "";
+  std::string path(exe, static_cast<size_t>(length));
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos)
+    return "";
+  std::string dir = path.substr(0, slash) + "/../share/ditc/models";
+  return isDirectory(dir) ? dir : "";
+}
+
 std::string bundledModelsDir() {
   if (const char *dir = std::getenv("DITC_MODELS_DIR"); dir && *dir)
     return dir;
+  if (std::string installed = installedModelsDir(); !installed.empty())
+    return installed;
   return DITC_SOURCE_MODELS_DIR;
 }
 

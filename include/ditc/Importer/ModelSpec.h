@@ -112,7 +112,9 @@ struct BundledModel {
   std::string name;
   std::string path;
 };
-/// Folder that holds the bundled snapshots ($DITC_MODELS_DIR overrides).
+/// Folder that holds the bundled snapshots: $DITC_MODELS_DIR when set, else
+/// ../share/ditc/models next to the running executable when it exists (an
+/// installed ditc), else the source tree's models/.
 std::string bundledModelsDir();
 std::vector<BundledModel> listBundledModels();
 /// The Hugging Face repository ids of a bundled model's checkpoint, from
