@@ -1,13 +1,11 @@
 //===- Executor.cpp - runs one program's ops with libtorch ----------------===//
 #include "ditc/Runtime/Executor.h"
 #include "ditc/Runtime/Initializer.h"
-#include "ditc/Support/BadInput.h"
 
 #include <cmath>
+#include <stdexcept>
 
 namespace ditc::runtime {
-
-using nlohmann::json;
 
 Executor::Executor(const Manifest &manifest, int64_t rank, const Program &program,
                    Communicator *comm, at::ScalarType computeType)

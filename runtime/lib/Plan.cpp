@@ -31,31 +31,64 @@ const ProgramEntry &Manifest::programEntry(const std::string &id) const {
   throw BadInput(path + ": no entry in 'programs' has id '" + id + "'");
 }
 
+/// A rank's coordinates split into those outside `groupAxes` (equal across
+/// a group) and those on them (the member's place in the group, row-major in
+/// mesh order).
+static std::pair<std::vector<int64_t>, std::vector<int64_t>>
+splitCoords(const Manifest &m, const RankEntry &entry,
+            const std::vector<std::string> &groupAxes) {
+  std::pair<std::vector<int64_t>, std::vector<int64_t>> out;
+  for (const Axis &a : m.axes) {
+    bool inGroup =
+        std::find(groupAxes.begin(), groupAxes.end(), a.name) != groupAxes.end();
+    (inGroup ? out.second : out.first).push_back(entry.coords.at(a.name));
+  }
+  return out;
+}
+
 std::vector<int64_t>
 Manifest::groupOf(int64_t rank, const std::vector<std::string> &groupAxes) const {
-  const auto &mine = ranks[rank].coords;
+  std::vector<int64_t> outside = splitCoords(*this, ranks[rank], groupAxes).first;
   std::vector<std::pair<std::vector<int64_t>, int64_t>> members;
   for (const RankEntry &entry : ranks) {
     if (!entry.program)
       continue;
-    bool sameElsewhere = true;
-    for (const Axis &a : axes)
-      if (std::find(groupAxes.begin(), groupAxes.end(), a.name) == groupAxes.end() &&
-          entry.coords.at(a.name) != mine.at(a.name))
-        sameElsewhere = false;
-    if (!sameElsewhere)
-      continue;
-    std::vector<int64_t> key;
-    for (const Axis &a : axes)
-      if (std::find(groupAxes.begin(), groupAxes.end(), a.name) != groupAxes.end())
-        key.push_back(entry.coords.at(a.name));
-    members.push_back({key, entry.rank});
+    auto [theirOutside, inside] = splitCoords(*this, entry, groupAxes);
+    if (theirOutside == outside)
+      members.push_back({inside, entry.rank});
   }
   std::sort(members.begin(), members.end());
   std::vector<int64_t> out;
-  for (auto &m : members)
-    out.push_back(m.second);
+  for (auto &member : members)
+    out.push_back(member.second);
   return out;
+}
+
+std::vector<std::vector<int64_t>>
+Manifest::groupsOver(const std::vector<std::string> &groupAxes) const {
+  std::map<std::vector<int64_t>, std::vector<std::pair<std::vector<int64_t>, int64_t>>>
+      byOutside;
+  for (const RankEntry &entry : ranks) {
+    if (!entry.program)
+      continue;
+    auto [outside, inside] = splitCoords(*this, entry, groupAxes);
+    byOutside[outside].push_back({inside, entry.rank});
+  }
+  std::vector<std::vector<int64_t>> groups;
+  for (auto &group : byOutside) {
+    std::sort(group.second.begin(), group.second.end());
+    groups.emplace_back();
+    for (const auto &member : group.second)
+      groups.back().push_back(member.second);
+  }
+  return groups;
+}
+
+std::string formatShape(const std::vector<int64_t> &shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
 }
 
 int64_t Manifest::latentBlock(int64_t rank) const {

@@ -23,13 +23,6 @@ namespace {
 
 using Shape = std::vector<int64_t>;
 
-std::string show(const Shape &shape) {
-  std::string out = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    out += (i ? ", " : "") + std::to_string(shape[i]);
-  return out + "]";
-}
-
 int64_t elementsOf(const Shape &shape) {
   int64_t n = 1;
   for (int64_t d : shape)
@@ -40,33 +33,6 @@ int64_t elementsOf(const Shape &shape) {
 /// The size of the group a collective over some axes runs on, and each
 /// rank's index in it, computed the way Manifest::groupOf orders members,
 /// in one pass over the ranks rather than one per rank.
-/// Every group of ranks (with a program) over `axes`, each ordered by its
-/// members' coordinates on those axes, as Manifest::groupOf orders one
-/// rank's group: all of them in one pass over the ranks.
-std::vector<std::vector<int64_t>> groupsOver(const Manifest &m,
-                                             const std::vector<std::string> &axes) {
-  auto inGroup = [&](const std::string &axis) {
-    return std::find(axes.begin(), axes.end(), axis) != axes.end();
-  };
-  std::map<Shape, std::vector<std::pair<Shape, int64_t>>> byOutside;
-  for (const RankEntry &entry : m.ranks) {
-    if (!entry.program)
-      continue;
-    Shape outside, inside;
-    for (const Axis &a : m.axes)
-      (inGroup(a.name) ? inside : outside).push_back(entry.coords.at(a.name));
-    byOutside[outside].push_back({inside, entry.rank});
-  }
-  std::vector<std::vector<int64_t>> groups;
-  for (auto &group : byOutside) {
-    std::sort(group.second.begin(), group.second.end());
-    groups.emplace_back();
-    for (const auto &member : group.second)
-      groups.back().push_back(member.second);
-  }
-  return groups;
-}
-
 struct GroupShape {
   std::vector<int64_t> size, index; // per global rank; 0 / -1 without a program
 };
@@ -75,7 +41,7 @@ GroupShape groupShape(const Manifest &m, const std::vector<std::string> &axes) {
   GroupShape out;
   out.size.assign(m.ranks.size(), 0);
   out.index.assign(m.ranks.size(), -1);
-  for (const std::vector<int64_t> &group : groupsOver(m, axes))
+  for (const std::vector<int64_t> &group : m.groupsOver(axes))
     for (size_t i = 0; i < group.size(); ++i) {
       out.size[group[i]] = int64_t(group.size());
       out.index[group[i]] = int64_t(i);
@@ -183,8 +149,8 @@ private:
                          first.segments != spec.segments ||
                          first.onlyOnTpZero != spec.onlyOnTpZero))
             failIn(f, "reads parameter '" + escapeInvalidUtf8(spec.name) +
-                          "' as " + show(spec.shape) +
-                          " where another op reads it as " + show(first.shape) +
+                          "' as " + formatShape(spec.shape) +
+                          " where another op reads it as " + formatShape(first.shape) +
                           " (or with another split); a parameter has one layout");
         }
     };
@@ -214,8 +180,8 @@ private:
       const Shape &declared = p.step.valueShapes[in.value];
       if (declared != expected)
         throw BadInput(p.file + ": input '" + in.name + "' is value " +
-                       std::to_string(in.value) + " of shape " + show(declared) +
-                       ", but the runner feeds " + show(expected));
+                       std::to_string(in.value) + " of shape " + formatShape(declared) +
+                       ", but the runner feeds " + formatShape(expected));
       if (seen[in.value])
         throw BadInput(p.file + ": value " + std::to_string(in.value) +
                        " is named by two step inputs");
@@ -226,8 +192,8 @@ private:
                      " outputs; a program has one (the next latents)");
     const Shape &out = p.step.valueShapes[p.step.results[0]];
     if (out != latents)
-      throw BadInput(p.file + ": the output has shape " + show(out) +
-                     ", but this rank's latent block is " + show(latents));
+      throw BadInput(p.file + ": the output has shape " + formatShape(out) +
+                     ", but this rank's latent block is " + formatShape(latents));
   }
 
   //===--------------------------------------------------------------------===//
@@ -268,13 +234,13 @@ private:
   }
   void expectRank(const Shape &shape, size_t rank, const char *what) const {
     if (shape.size() != rank)
-      fail(std::string(what) + " has shape " + show(shape) + "; expected " +
+      fail(std::string(what) + " has shape " + formatShape(shape) + "; expected " +
            std::to_string(rank) + " dimensions");
   }
   void expectResult(const Shape &expected, size_t i = 0) const {
     if (out(i) != expected)
-      fail("result " + std::to_string(i) + " is declared " + show(out(i)) +
-           ", but the op computes " + show(expected));
+      fail("result " + std::to_string(i) + " is declared " + formatShape(out(i)) +
+           ", but the op computes " + formatShape(expected));
   }
   void expectAxis(int64_t axis, size_t rank, const char *attr) const {
     if (axis < 0 || size_t(axis) >= rank)
@@ -298,8 +264,8 @@ private:
   void expectParam(size_t i, const Shape &expected) const {
     if (param(i) != expected)
       fail("parameter '" + escapeInvalidUtf8(op->params[i].name) + "' is " +
-           show(param(i)) + " on this rank, but the operands need " +
-           show(expected));
+           formatShape(param(i)) + " on this rank, but the operands need " +
+           formatShape(expected));
   }
 
   /// The group size of the op's axes, the same for every rank that runs the
@@ -346,9 +312,9 @@ private:
              std::to_string(callee.results.size()) + " results");
       for (size_t i = 0; i < callee.args.size(); ++i)
         if (in(i) != callee.valueShapes[callee.args[i]])
-          fail("passes " + show(in(i)) + " as argument " + std::to_string(i) +
+          fail("passes " + formatShape(in(i)) + " as argument " + std::to_string(i) +
                ", which '" + escapeInvalidUtf8(op->callee) + "' declares " +
-               show(callee.valueShapes[callee.args[i]]));
+               formatShape(callee.valueShapes[callee.args[i]]));
       for (size_t i = 0; i < callee.results.size(); ++i)
         expectResult(callee.valueShapes[callee.results[i]], i);
       break;
@@ -374,7 +340,7 @@ private:
       expectParams(1, 2);
       if (param(0).size() != 2)
         fail("weight '" + escapeInvalidUtf8(op->params[0].name) + "' is " +
-             show(param(0)) + "; expected [out, in]");
+             formatShape(param(0)) + "; expected [out, in]");
       int64_t outFeatures = param(0)[0];
       expectParam(0, {outFeatures, in(0).back()});
       if (op->params.size() == 2)
@@ -397,8 +363,8 @@ private:
             table[1] != a.numChunks ||
             (in(0)[1] != table[2] && in(0)[1] != table[1] * table[2]))
           fail("table '" + escapeInvalidUtf8(op->params[0].name) + "' is " +
-               show(table) + ", which does not fit the conditioning " +
-               show(in(0)) + " in " + std::to_string(a.numChunks) +
+               formatShape(table) + ", which does not fit the conditioning " +
+               formatShape(in(0)) + " in " + std::to_string(a.numChunks) +
                " chunks: expected [1, " + std::to_string(a.numChunks) +
                ", D] with the conditioning [B, D] or [B, " +
                std::to_string(a.numChunks) + " * D]");
@@ -427,7 +393,7 @@ private:
     case OpKind::ResidualAdd:
       expectCounts(2, 3, 1);
       if (in(1) != in(0))
-        fail("adds " + show(in(1)) + " to " + show(in(0)) + "; shapes must match");
+        fail("adds " + formatShape(in(1)) + " to " + formatShape(in(0)) + "; shapes must match");
       if (op->inputs.size() == 3) {
         expectRank(in(0), 3, "the residual");
         if (a.gateChunk < 0)
@@ -451,7 +417,7 @@ private:
         Shape weight = param(0);
         if (weight != Shape{width} && weight != Shape{group})
           fail("weight '" + escapeInvalidUtf8(op->params[0].name) + "' is " +
-               show(weight) + "; expected [" + std::to_string(width) + "] or [" +
+               formatShape(weight) + "; expected [" + std::to_string(width) + "] or [" +
                std::to_string(group) + "]");
         if (op->params.size() == 2)
           expectParam(1, weight);
@@ -508,9 +474,9 @@ private:
         q = in(0);
         k = in(1);
         if (in(2) != k)
-          fail("v is " + show(in(2)) + " but k is " + show(k));
+          fail("v is " + formatShape(in(2)) + " but k is " + formatShape(k));
         if (k[0] != q[0] || k[2] != q[2])
-          fail("k is " + show(k) + " but q is " + show(q) +
+          fail("k is " + formatShape(k) + " but q is " + formatShape(q) +
                "; batch and width must match");
       } else {
         fail("has 2 operands; attention takes q, k, v or one stacked operand");
@@ -534,7 +500,7 @@ private:
           a.activation == ActivationKind::GeGlu) {
         if (result.empty() || result.back() % 2)
           fail("a gated activation needs an even last dimension, not " +
-               show(in(0)));
+               formatShape(in(0)));
         result.back() /= 2;
       }
       expectResult(result);
@@ -545,7 +511,7 @@ private:
       expectRank(in(0), 3, "the first stream");
       expectRank(in(1), 3, "the second stream");
       if (in(0)[0] != in(1)[0] || in(0)[2] != in(1)[2])
-        fail("streams " + show(in(0)) + " and " + show(in(1)) +
+        fail("streams " + formatShape(in(0)) + " and " + formatShape(in(1)) +
              " differ in batch or width");
       expectResult({in(0)[0], in(0)[1] + in(1)[1], in(0)[2]});
       break;
@@ -570,11 +536,11 @@ private:
       for (size_t i = 1; i < op->inputs.size(); ++i) {
         Shape other = in(i);
         if (other.size() != rank)
-          fail("concatenates " + show(other) + " with " + show(in(0)));
+          fail("concatenates " + formatShape(other) + " with " + formatShape(in(0)));
         result[a.axis] += other[a.axis];
         other[a.axis] = in(0)[a.axis];
         if (other != in(0))
-          fail("concatenates " + show(in(i)) + " with " + show(in(0)) +
+          fail("concatenates " + formatShape(in(i)) + " with " + formatShape(in(0)) +
                " along dim " + std::to_string(a.axis) +
                "; the other dimensions must match");
       }
@@ -588,7 +554,7 @@ private:
       expectCounts(1, 64, 1);
       for (size_t i = 1; i < op->inputs.size(); ++i)
         if (in(i) != in(0))
-          fail("stacks " + show(in(i)) + " with " + show(in(0)));
+          fail("stacks " + formatShape(in(i)) + " with " + formatShape(in(0)));
       expectAxis(a.axis, in(0).size() + 1, "axis");
       Shape result = in(0);
       result.insert(result.begin() + a.axis, int64_t(op->inputs.size()));
@@ -601,7 +567,7 @@ private:
       expectAxis(a.axis, in(0).size(), "axis");
       if (int64_t(op->outputs.size()) != in(0)[a.axis])
         fail("has " + std::to_string(op->outputs.size()) + " results, but dim " +
-             std::to_string(a.axis) + " of " + show(in(0)) + " unstacks into " +
+             std::to_string(a.axis) + " of " + formatShape(in(0)) + " unstacks into " +
              std::to_string(in(0)[a.axis]));
       Shape result = in(0);
       result.erase(result.begin() + a.axis);
@@ -613,15 +579,15 @@ private:
       expectCounts(a.guidanceScales.size() + 1, a.guidanceScales.size() + 1, 1);
       for (size_t i = 1; i < op->inputs.size(); ++i)
         if (in(i) != in(0))
-          fail("combines " + show(in(i)) + " with " + show(in(0)));
+          fail("combines " + formatShape(in(i)) + " with " + formatShape(in(0)));
       expectResult(in(0));
       break;
     case OpKind::SchedulerStep:
       expectCounts(4, 4, 1);
       if (in(1) != in(0))
-        fail("steps latents " + show(in(0)) + " with velocity " + show(in(1)));
+        fail("steps latents " + formatShape(in(0)) + " with velocity " + formatShape(in(1)));
       if (!in(2).empty() || !in(3).empty())
-        fail("sigmas are " + show(in(2)) + " and " + show(in(3)) +
+        fail("sigmas are " + formatShape(in(2)) + " and " + formatShape(in(3)) +
              "; expected 0-d values");
       expectResult(in(0));
       break;
@@ -644,7 +610,7 @@ private:
       expectAxis(a.concatAxis, in(0).size(), "concat_axis");
       int64_t n = groupSize();
       if (in(0)[a.splitAxis] % n)
-        fail("split_axis " + std::to_string(a.splitAxis) + " of " + show(in(0)) +
+        fail("split_axis " + std::to_string(a.splitAxis) + " of " + formatShape(in(0)) +
              " does not split over the group of " + std::to_string(n));
       Shape result = in(0);
       result[a.splitAxis] /= n;
@@ -657,7 +623,7 @@ private:
       expectAxis(a.axis, in(0).size(), "slice_axis");
       int64_t n = groupSize();
       if (in(0)[a.axis] % n)
-        fail("slice_axis " + std::to_string(a.axis) + " of " + show(in(0)) +
+        fail("slice_axis " + std::to_string(a.axis) + " of " + formatShape(in(0)) +
              " does not split over the group of " + std::to_string(n));
       Shape result = in(0);
       result[a.axis] /= n;
@@ -678,7 +644,7 @@ private:
     const Shape &x = in(0);
     if (table.size() != 3 || (table[0] != 1 && table[0] != x[0]) ||
         table[2] != x.back())
-      fail("modulation " + show(table) + " does not fit the operand " + show(x));
+      fail("modulation " + formatShape(table) + " does not fit the operand " + formatShape(x));
     if (chunk >= table[1])
       fail("attribute '" + std::string(attr) + "' is " + std::to_string(chunk) +
            ", but the modulation has " + std::to_string(table[1]) + " chunks");
@@ -761,7 +727,7 @@ private:
 };
 
 std::string describeEvent(const Event &e) {
-  return "'" + e.what + "' of " + show(e.shape);
+  return "'" + e.what + "' of " + formatShape(e.shape);
 }
 
 } // namespace
@@ -795,7 +761,7 @@ void validateCollectivePairing(const Manifest &m,
       // Groups whose members run the same programs in the same order pair up
       // alike; each such signature is checked once.
       std::set<std::vector<std::string>> checked;
-      for (const std::vector<int64_t> &group : groupsOver(m, tuple)) {
+      for (const std::vector<int64_t> &group : m.groupsOver(tuple)) {
         std::vector<std::string> signature;
         for (int64_t rank : group)
           signature.push_back(programOf(rank));
@@ -855,15 +821,25 @@ void validateCollectivePairing(const Manifest &m,
           if (sent != received)
             fail(where(group[i]) + " sends " + std::to_string(sent.size()) +
                  " tensor(s) " +
-                 (sent.empty() ? "" : "(first " + show(sent[0]) + ") ") + "to " +
+                 (sent.empty() ? "" : "(first " + formatShape(sent[0]) + ") ") + "to " +
                  where(group[j]) + ", which receives " +
                  std::to_string(received.size()) +
-                 (received.empty() ? "" : " (first " + show(received[0]) + ")") +
+                 (received.empty() ? "" : " (first " + formatShape(received[0]) + ")") +
                  " from it");
         }
       }
     }
   }
+}
+
+std::map<std::string, Program> loadEveryProgram(const Manifest &manifest) {
+  std::map<std::string, Program> programs;
+  for (const RankEntry &entry : manifest.ranks)
+    for (const auto &id : {entry.program, entry.program2})
+      if (id && !programs.count(*id))
+        programs.emplace(*id, loadProgram(manifest, *id));
+  validateCollectivePairing(manifest, programs);
+  return programs;
 }
 
 void validateProgram(const Manifest &manifest, const Program &program,

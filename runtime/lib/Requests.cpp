@@ -57,6 +57,7 @@ static std::vector<Request> readRequestsFile(const RequestDefaults &defaults) {
     JsonObject fields(where, &object);
     Request request;
     request.origin = where;
+    request.line = int64_t(lineNumber);
     request.seed = fields.getOptionalInt("seed", 0, INT64_MAX).value_or(defaults.seed);
     request.textEmbeds =
         fields.getOptionalString("text_embeds").value_or(defaults.textEmbeds);

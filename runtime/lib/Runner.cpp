@@ -17,7 +17,6 @@
 #include <cstdlib>
 #include <cstdio>
 #include <set>
-#include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
 
@@ -81,8 +80,7 @@ static void checkOutputs(const RunOptions &options, const Manifest &m,
                      "; give every output its own name");
   };
   for (const Request &request : requests)
-    claim(request.origin == "the command line" ? "--output"
-                                               : request.origin + ": output",
+    claim(request.fromFile() ? request.origin + ": output" : "--output",
           request.output);
   if (!options.report.empty())
     claim("--report", options.report);
@@ -135,13 +133,8 @@ static LoadedRank load(const RunOptions &options) {
   // its ranks is refused before any of them meets another. A rank-<r>
   // bundle holds only its own programs; its peers check theirs.
   std::map<std::string, Program> every;
-  if (bundleRank(m.dir) < 0) {
-    for (const RankEntry &other : m.ranks)
-      for (const auto &id : {other.program, other.program2})
-        if (id && !every.count(*id))
-          every.emplace(*id, loadProgram(m, *id));
-    validateCollectivePairing(m, every);
-  }
+  if (bundleRank(m.dir) < 0)
+    every = loadEveryProgram(m);
   const RankEntry &entry = m.ranks[options.rank];
   for (const auto &id : {entry.program, entry.program2})
     if (id)
@@ -162,7 +155,7 @@ static LoadedRank load(const RunOptions &options) {
       if (!request.latents.empty() && checkedInputs.insert(request.latents).second)
         readLatents(request, m);
     } catch (const BadInput &error) {
-      if (request.origin == "the command line")
+      if (!request.fromFile())
         throw;
       throw BadInput(request.origin + ": " + error.what());
     }
@@ -308,12 +301,9 @@ static void printSummary(const Manifest &m, const RunOptions &options,
     std::printf(" %12.2f", sumPerAxis[k] / n);
   std::printf("\ncommunication share on rank 0: %.1f%%\n",
               sumTotal > 0 ? 100.0 * sumComm / sumTotal : 0.0);
-  for (const auto &[path, outShape] : written) {
-    std::string shape;
-    for (int64_t d : outShape)
-      shape += (shape.empty() ? "" : ", ") + std::to_string(d);
-    std::printf("wrote %s: latents [%s] float32\n", path.c_str(), shape.c_str());
-  }
+  for (const auto &[path, shape] : written)
+    std::printf("wrote %s: latents %s float32\n", path.c_str(),
+                formatShape(shape).c_str());
   std::fflush(stdout);
 }
 
@@ -444,15 +434,11 @@ void runRank(const RunOptions &options) {
     std::vector<int64_t> shape = out.sizes().vec();
     writeFileAtomically(request.output, encodeNpy(shape, out.data_ptr<float>()));
     written.emplace_back(request.output, shape);
-    if (rank != 0) {
-      std::string dims;
-      for (int64_t d : shape)
-        dims += (dims.empty() ? "" : ", ") + std::to_string(d);
-      std::printf("dit-run: rank %lld (dp replica %lld) wrote %s: latents [%s] "
+    if (rank != 0)
+      std::printf("dit-run: rank %lld (dp replica %lld) wrote %s: latents %s "
                   "float32, seed %lld\n",
                   (long long)rank, (long long)replica, request.output.c_str(),
-                  dims.c_str(), (long long)request.seed);
-    }
+                  formatShape(shape).c_str(), (long long)request.seed);
   }
   std::fflush(stdout);
   if (rank != 0)

@@ -80,12 +80,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ditc::fuzz::writeText(dir + "/manifest.json", manifestText);
   try {
     ditc::runtime::Manifest m = ditc::runtime::loadManifest(dir);
-    std::map<std::string, ditc::runtime::Program> programs;
-    for (const ditc::runtime::RankEntry &entry : m.ranks)
-      for (const auto &id : {entry.program, entry.program2})
-        if (id && !programs.count(*id))
-          programs.emplace(*id, ditc::runtime::loadProgram(m, *id));
-    ditc::runtime::validateCollectivePairing(m, programs);
+    ditc::runtime::loadEveryProgram(m);
     m.outputHolders();
   } catch (const ditc::BadInput &error) {
     ditc::fuzz::noteRefusal(error.what());

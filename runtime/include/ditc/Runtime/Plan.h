@@ -152,6 +152,10 @@ struct Manifest {
   /// over `axes` runs on, in the order its in-group indices count.
   std::vector<int64_t> groupOf(int64_t rank,
                                const std::vector<std::string> &axes) const;
+  /// Every group over `axes` of the ranks that have a program, each ordered
+  /// as groupOf orders one rank's group: all of them in one pass.
+  std::vector<std::vector<int64_t>>
+  groupsOver(const std::vector<std::string> &axes) const;
   /// Index of the latent token block `rank` holds: row-major over its
   /// coordinates on the split_over axes.
   int64_t latentBlock(int64_t rank) const;
@@ -163,6 +167,9 @@ struct Manifest {
   /// The rank that writes replica `replica`'s outputs: its lowest rank.
   int64_t replicaLeader(int64_t replica) const;
 };
+
+/// "[1, 16, 32]": a shape as messages and logs show it.
+std::string formatShape(const std::vector<int64_t> &shape);
 
 /// Reads PLAN_DIR/manifest.json; checks every field the runtime uses and
 /// recomputes plan_hash. Throws BadInput naming the file, field and value.
@@ -196,6 +203,11 @@ void validateProgram(const Manifest &manifest, const Program &program,
 /// maps each program id any rank runs to its validated program.
 void validateCollectivePairing(const Manifest &manifest,
                                const std::map<std::string, Program> &programs);
+
+/// Loads every program any rank of `manifest` runs, each once, and checks
+/// that they pair up (validateCollectivePairing): what a full plan folder
+/// proves before any rank meets another.
+std::map<std::string, Program> loadEveryProgram(const Manifest &manifest);
 
 constexpr int kMaxCallDepth = 8;
 constexpr int64_t kMaxOpsPerStep = int64_t(1) << 22;

@@ -24,6 +24,8 @@ struct Request {
   std::string latents;    // optional .npy initial noise, [B, C, F, H, W]
   std::string output;     // the .npy the replica's leader writes
   std::string origin;     // "FILE line N" or "the command line", for messages
+  int64_t line = 0;       // its line in --requests, or 0 when from the flags
+  bool fromFile() const { return line > 0; }
 };
 
 /// The flags a request list is built from.
