@@ -1,5 +1,6 @@
 //===- Summary.cpp - reports of an imported model and the bundled ones ----===//
 #include "ditc/Importer/Summary.h"
+#include "ditc/Importer/LoadModel.h"
 #include "ditc/Support/BadInput.h"
 #include "ditc/Support/Utf8.h"
 

@@ -10,6 +10,7 @@
 #include "ditc/Analysis/Deployment.h"
 #include "ditc/Analysis/Legality.h"
 #include "ditc/Importer/Importer.h"
+#include "ditc/Importer/LoadModel.h"
 #include "ditc/Importer/ModelSpec.h"
 #include "ditc/InitAll.h"
 #include "ditc/Support/BadInput.h"

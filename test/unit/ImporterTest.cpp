@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ditc/Importer/Importer.h"
+#include "ditc/Importer/LoadModel.h"
 #include "ditc/InitAll.h"
 #include "ditc/Support/BadInput.h"
 
@@ -48,6 +49,10 @@ TEST(Importer, OddFreqDimQuotesTheVerifier) {
             std::string::npos)
       << message;
   EXPECT_EQ(message.find("bug"), std::string::npos) << message;
+  // The op is located at its diffusers module, and the message says which.
+  EXPECT_NE(message.find("(at condition_embedder.time_embedder)"),
+            std::string::npos)
+      << message;
 }
 
 TEST(Importer, EmptyComponentClassQuotesTheVerifier) {

@@ -1,5 +1,5 @@
 //===- WorkloadTest.cpp - token counts from resolution and VAE ------------===//
-#include "ditc/Importer/ModelSpec.h"
+#include "ditc/Importer/LoadModel.h"
 #include "ditc/Support/BadInput.h"
 
 #include <gtest/gtest.h>

@@ -19,6 +19,7 @@
 #include "ditc/Analysis/Deployment.h"
 #include "ditc/Analysis/Legality.h"
 #include "ditc/Importer/Importer.h"
+#include "ditc/Importer/LoadModel.h"
 #include "ditc/Importer/Summary.h"
 #include "ditc/InitAll.h"
 #include "ditc/Plan/PlanEmitter.h"
@@ -122,6 +123,8 @@ flags:
   --summary                 print a readable summary instead of the module
                             (with -o, the module still goes to FILE)
   --format text|json        the summary's format (default text)
+  --mlir-print-debuginfo    print each op's location: the diffusers module
+                            it comes from (loc("blocks.3.attn1"))
   -h, --help                this help
 
 exit codes: 0 imported,
@@ -605,6 +608,7 @@ int runImport(const std::vector<std::string> &argv) {
   args.addOption("-o");
   args.addSwitch("--summary");
   args.addOption("--format");
+  args.addSwitch("--mlir-print-debuginfo");
   args.parse(argv);
   args.expectPositionals(1, "a MODEL (a bundled name, config.json or folder)");
   Format format = readFormat(args);
@@ -625,7 +629,10 @@ int runImport(const std::vector<std::string> &argv) {
 
   std::string text;
   llvm::raw_string_ostream os(text);
-  module->print(os);
+  mlir::OpPrintingFlags flags;
+  if (args.has("--mlir-print-debuginfo"))
+    flags.enableDebugInfo();
+  module->print(os, flags);
   os << "\n";
   os.flush();
   if (auto output = args.get("-o"))

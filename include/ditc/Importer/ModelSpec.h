@@ -1,10 +1,12 @@
 //===- ModelSpec.h - normalized DiT architecture and workload ---*- C++ -*-===//
 //
 // The importer reads a diffusers config (or an HF-style snapshot) into a
-// ModelSpec, the family-independent facts every later stage needs, and the
-// workload flags into a Workload. Neither depends on MLIR, so a tool that
-// only needs the numbers (the cost model, the runtime's sizing) can use
-// them directly.
+// ModelSpec, the family-independent facts every later stage needs (see
+// LoadModel.h), and the workload flags into a Workload. Neither type, nor
+// the workload resolution and bundled-model lookup declared here, depends
+// on MLIR, so a tool that is handed the numbers can size things without
+// it. Reading a config does need the importer library: each family's
+// config reader sits beside its MLIR block builder.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DITC_IMPORTER_MODELSPEC_H
@@ -20,12 +22,10 @@
 
 namespace ditc {
 
-enum class Family { Wan, Flux, QwenImage, HunyuanVideo, CogVideoX, LTXVideo, Mochi, SD3 };
-
 /// Published facts about a family: how its VAE compresses, what its diffusers
-/// pipeline defaults to, and whether it runs true CFG.
+/// pipeline defaults to, and whether it runs true CFG. Each family's file
+/// in lib/Importer/Families defines its row.
 struct FamilyInfo {
-  Family family;
   const char *name;         // short name used in IR and docs ("wan")
   const char *className;    // diffusers transformer _class_name
   bool video;               // latents have a frame dimension
@@ -38,16 +38,17 @@ struct FamilyInfo {
   int64_t textTokens;       // pipeline max_sequence_length (+ CLIP for SD3)
   const char *textEncoder;  // class of the text encoder
   const char *vaeClass;     // class of the VAE
+  // The model_index.json component holding the long-text encoder.
+  const char *textEncoderKey = "text_encoder";
+  // Whether a VAE config's block_out_channels gives the spatial compression
+  // (one 2x downsample between consecutive blocks, AutoencoderKL-style).
+  bool vaeCompressionFromBlocks = true;
 };
-
-/// All families the importer knows, in a stable order.
-const std::vector<FamilyInfo> &knownFamilies();
-const FamilyInfo &familyInfo(Family family);
 
 struct ModelSpec {
   std::string name;      // bundled name, or the path the user gave
   std::string configPath;
-  Family family = Family::Wan;
+  FamilyInfo family{};   // the family's facts, from its reader
   std::string className;
 
   int64_t doubleBlocks = 0; // dual-stream (text + image) blocks
@@ -80,7 +81,7 @@ struct ModelSpec {
   std::string textEncoderClass, vaeClass;
 
   int64_t numBlocks() const { return doubleBlocks + singleBlocks; }
-  const FamilyInfo &info() const { return familyInfo(family); }
+  const FamilyInfo &info() const { return family; }
 };
 
 /// Workload flags as given; unset ones take the family's defaults.
@@ -99,10 +100,6 @@ struct Workload {
   double guidanceScale = 1.0;
   int64_t steps = 1;
 };
-
-/// Loads MODEL: a bundled model name, a transformer config.json, or an
-/// HF-style snapshot folder. Throws BadInput with a one-line message.
-ModelSpec loadModel(const std::string &model);
 
 /// Applies workload flags and family defaults; checks that the resolution
 /// divides by VAE compression x patch. Throws BadInput.

@@ -1,0 +1,60 @@
+//===- QwenImage.cpp - Qwen-Image (QwenImageTransformer2DModel) ------------ ===//
+//
+// diffusers' transformer_qwenimage.py: dual-stream MMDiT blocks only, the
+// Qwen2.5-VL text RMS-normalized and projected by txt_in, and per-stream
+// modules named img_mod / txt_mod / img_mlp / txt_mlp.
+//
+//===----------------------------------------------------------------------===//
+#include "Family.h"
+#include "GraphBuilder.h"
+
+using namespace mlir;
+using namespace mlir::dit;
+
+namespace ditc {
+namespace {
+
+void readQwenImage(const JsonObject &config, ModelSpec &spec) {
+  readHeads(config, spec);
+  spec.doubleBlocks = config.getInt("num_layers", 1, 1024);
+  spec.ffnSize = 4 * spec.hiddenSize;
+  int64_t p = config.getInt("patch_size", 1, 64);
+  int64_t packed = config.getInt("in_channels", 1, kMax);
+  if (packed % (p * p) != 0)
+    config.fail("in_channels", "is " + std::to_string(packed) +
+                                   ", expected a multiple of patch_size^2 = " +
+                                   std::to_string(p * p));
+  spec.latentChannels = packed / (p * p);
+  spec.outChannels = config.getOptionalInt("out_channels", 1, kMax)
+                         .value_or(spec.latentChannels);
+  spec.patch = {1, p, p};
+  spec.textEmbedDim = config.getInt("joint_attention_dim", 1, kMax);
+  readRopeAxes(config, "axes_dims_rope", spec);
+}
+
+Value buildQwenImage(GraphBuilder &g, const TransformerInputs &in) {
+  Value img = g.patchEmbed(in.latents, "img_in");
+  Value temb = g.timestepEmbedding(in.timestep, g.D,
+                                   "time_text_embed.timestep_embedder");
+  Value txt = g.linear(g.rmsNorm(in.text, "txt_norm"), g.D, "txt_in");
+  DualStreamStyle style;
+  style.imgMod = "img_mod.1";
+  style.txtMod = "txt_mod.1";
+  style.imgMlp = "img_mlp";
+  style.txtMlp = "txt_mlp";
+  img = g.mmditBlocks(img, txt, temb, TextPosition::Prefix, /*varlen=*/false,
+                      style);
+  // AdaLayerNormContinuous: scale first, then shift.
+  return g.epilogue(img, temb, "norm_out.linear", {1, 0, std::nullopt});
+}
+
+} // namespace
+
+const FamilyDef kQwenImageFamily = {
+    {"qwen_image", "QwenImageTransformer2DModel", /*video=*/false,
+     /*vaeSpatial=*/8, /*vaeTemporal=*/1, /*branches=*/2, 1024, 1024, 1, 4.0,
+     50, /*textTokens=*/512, "Qwen2_5_VLForConditionalGeneration",
+     "AutoencoderKLQwenImage"},
+    readQwenImage, buildQwenImage};
+
+} // namespace ditc

@@ -1,0 +1,62 @@
+//===- SD3.cpp - Stable Diffusion 3 / 3.5 (SD3Transformer2DModel) ------ ===//
+//
+// diffusers' transformer_sd3.py: dual-stream MMDiT blocks with the text
+// after the image, a learned position embedding instead of rotary, the last
+// block's text only feeding attention, and SD3.5-medium's MMDiT-X blocks
+// with a second, image-only attention.
+//
+//===----------------------------------------------------------------------===//
+#include "Family.h"
+#include "GraphBuilder.h"
+
+using namespace mlir;
+using namespace mlir::dit;
+
+namespace ditc {
+namespace {
+
+void readSD3(const JsonObject &config, ModelSpec &spec) {
+  readHeads(config, spec);
+  spec.doubleBlocks = config.getInt("num_layers", 1, 1024);
+  spec.ffnSize = 4 * spec.hiddenSize;
+  readChannels(config, spec);
+  spec.patch = readPatch(config, /*temporal=*/false);
+  spec.textEmbedDim = config.getInt("joint_attention_dim", 1, kMax);
+  spec.pooledDim = config.getInt("pooled_projection_dim", 1, kMax);
+  if (auto caption = config.getOptionalInt("caption_projection_dim", 1, kMax);
+      caption && *caption != spec.hiddenSize)
+    config.fail("caption_projection_dim",
+                "is " + std::to_string(*caption) +
+                    ", expected num_attention_heads x attention_head_dim = " +
+                    std::to_string(spec.hiddenSize));
+  spec.useRope = false; // SD3 adds a learned 2-D position embedding instead.
+  spec.qkNorm = config.has("qk_norm");
+  if (config.has("dual_attention_layers"))
+    spec.dualAttentionLayers =
+        config.getIntList("dual_attention_layers", 0, spec.doubleBlocks - 1);
+}
+
+Value buildSD3(GraphBuilder &g, const TransformerInputs &in) {
+  Value img = g.patchEmbed(in.latents, "pos_embed.proj");
+  Value temb = g.combinedTimestepTextEmbedding(in);
+  Value txt = g.linear(in.text, g.D, "context_embedder");
+  DualStreamStyle style;
+  style.lastBlockContextPreOnly = true;
+  img = g.mmditBlocks(img, txt, temb, TextPosition::Suffix, /*varlen=*/false,
+                      style);
+  // AdaLayerNormContinuous: scale first, then shift.
+  return g.epilogue(img, temb, "norm_out.linear", {1, 0, std::nullopt});
+}
+
+} // namespace
+
+const FamilyDef kSD3Family = {
+    // The joint text is 77 CLIP tokens followed by 256 T5 tokens.
+    {"sd3", "SD3Transformer2DModel", /*video=*/false, /*vaeSpatial=*/8,
+     /*vaeTemporal=*/1, /*branches=*/2, 1024, 1024, 1, 7.0, 28,
+     /*textTokens=*/333, "T5EncoderModel", "AutoencoderKL",
+     // The third encoder is T5; the first two are CLIP.
+     "text_encoder_3"},
+    readSD3, buildSD3};
+
+} // namespace ditc
