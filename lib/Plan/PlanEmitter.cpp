@@ -293,7 +293,7 @@ struct Flattener {
       int16_t axis = int16_t(ring.getInt());
       int64_t hops = mesh.size(mesh.order[axis]) - 1;
       // K and V image blocks rotate; replicated text rows stay.
-      auto k = cast<RankedTensorType>(attention.getOperands()[1].getType());
+      auto k = cast<RankedTensorType>(attention.getInputs()[1].getType());
       int64_t rows = k.getDimSize(1) - attention.getTextTokens();
       int64_t block = rows * k.getDimSize(0) * k.getDimSize(2) *
                       dtypeBytes(k.getElementType());

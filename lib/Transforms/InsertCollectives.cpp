@@ -332,7 +332,7 @@ struct InsertCollectivesPass
     int64_t localHeads = attention.getNumHeads() / tp;
 
     b.setInsertionPoint(attention);
-    SmallVector<Value> qkv(attention.getOperands());
+    SmallVector<Value> qkv(attention.getInputs());
     if (ulysses) {
       qkv = ulyssesIn(b, loc, qkv, joint, text, pos);
       localHeads /= mesh.size(Axis::Ulysses);

@@ -292,7 +292,7 @@ struct PropagateShardingPass
 
   WalkResult visitAttention(AttentionOp attention) {
     Builder b(&getContext());
-    ValueSharding q = of(attention.getOperands()[0]);
+    ValueSharding q = of(attention.getInputs()[0]);
     SmallVector<Attribute> heads;
     if (tp > 1) {
       if (!q.tpSplit)

@@ -1,8 +1,10 @@
-//===- DitOps.cpp - dit op verifiers --------------------------------------===//
+//===- DitOps.cpp - dit op verifiers and result type inference ------------===//
 //
-// Every verifier checks that the op's shapes agree with its attributes. The
-// messages name the numbers involved so a wrong importer or pass is easy to
-// find from the diagnostic alone.
+// ODS checks attribute ranges and type equalities (DitOps.td); the verifiers
+// here check that the op's shapes agree with its attributes, and the ops
+// whose result types follow from their operands infer them. The messages
+// name the numbers involved so a wrong importer or pass is easy to find from
+// the diagnostic alone.
 //
 //===----------------------------------------------------------------------===//
 #include "dit/IR/DitOps.h"
@@ -35,12 +37,12 @@ static LogicalResult verifyTokens(Operation *op, Value value, StringRef what) {
   return success();
 }
 
-static LogicalResult verifySameElementType(Operation *op, Value a, Value b) {
-  if (tensorOf(a).getElementType() != tensorOf(b).getElementType())
-    return op->emitOpError() << "element types differ: "
-                             << tensorOf(a).getElementType() << " vs "
-                             << tensorOf(b).getElementType();
-  return success();
+/// The ranked tensor type of operand `index` during type inference, which
+/// may run on operands no verifier has seen; null when there is none.
+static RankedTensorType inferOperand(ValueRange operands, size_t index) {
+  if (index >= operands.size())
+    return {};
+  return dyn_cast<RankedTensorType>(operands[index].getType());
 }
 
 //===----------------------------------------------------------------------===//
@@ -56,7 +58,7 @@ LogicalResult TimestepEmbeddingOp::verify() {
   if (out.getRank() != 2 || out.getDimSize(0) != in.getDimSize(0))
     return emitOpError() << "expects result [" << in.getDimSize(0)
                          << ", width], got " << shapeString(out.getShape());
-  if (getFreqDim() < 2 || getFreqDim() % 2 != 0)
+  if (getFreqDim() % 2 != 0)
     return emitOpError() << "freq_dim must be a positive even number, got "
                          << getFreqDim();
   return success();
@@ -66,8 +68,6 @@ LogicalResult PatchEmbedOp::verify() {
   auto in = tensorOf(getLatents());
   auto out = tensorOf(getResult());
   ArrayRef<int64_t> patch = getPatch();
-  if (patch.size() != 3 || llvm::any_of(patch, [](int64_t p) { return p < 1; }))
-    return emitOpError() << "patch must be three positive sizes [t, h, w]";
   if (in.getRank() == 3) {
     // Already patchified latents: a projection of each token.
     if (out.getRank() != 3 || out.getDimSize(0) != in.getDimSize(0) ||
@@ -107,7 +107,7 @@ LogicalResult RotaryEmbeddingOp::verify() {
     return failure();
   auto type = tensorOf(getInput());
   int64_t width = type.getDimSize(2);
-  if (getNumHeads() < 1 || width % getNumHeads() != 0)
+  if (width % getNumHeads() != 0)
     return emitOpError() << "width " << width << " is not divisible by "
                          << getNumHeads() << " heads";
   int64_t headDim = width / getNumHeads();
@@ -117,19 +117,15 @@ LogicalResult RotaryEmbeddingOp::verify() {
   if (axesSum != headDim)
     return emitOpError() << "axes_dims sum to " << axesSum
                          << " but head_dim is " << headDim;
-  if (getAxesDims().size() != getGrid().size())
-    return emitOpError() << "axes_dims has " << getAxesDims().size()
-                         << " entries but grid has " << getGrid().size();
   int64_t gridTokens = 1;
   for (int64_t g : getGrid())
     gridTokens *= g;
   int64_t shards = getSequenceShards();
-  if (shards < 1 || gridTokens % shards != 0)
+  if (gridTokens % shards != 0)
     return emitOpError() << "sequence_shards " << shards
                          << " does not divide the grid's " << gridTokens
                          << " tokens";
-  if (getTextTokens() < 0 ||
-      gridTokens / shards + getTextTokens() != type.getDimSize(1))
+  if (gridTokens / shards + getTextTokens() != type.getDimSize(1))
     return emitOpError() << "grid holds " << gridTokens / shards
                          << " tokens" << (shards > 1 ? " per shard" : "")
                          << " plus " << getTextTokens()
@@ -158,7 +154,7 @@ LogicalResult LinearOp::verify() {
     return emitOpError() << "leading dimensions differ: "
                          << shapeString(in.getShape()) << " vs "
                          << shapeString(out.getShape());
-  return verifySameElementType(*this, getInput(), getResult());
+  return success();
 }
 
 template <typename NormOp>
@@ -175,7 +171,7 @@ static LogicalResult verifyNorm(NormOp op) {
     return op.emitOpError() << "needs a tensor of rank at least 1";
   if (auto group = op.getGroupSize()) {
     int64_t width = type.getShape().back();
-    if (*group < 1 || width % *group != 0)
+    if (width % *group != 0)
       return op.emitOpError() << "group_size " << *group
                               << " does not divide the width " << width;
   }
@@ -195,9 +191,6 @@ LogicalResult AdaLNModulationOp::verify() {
   if (in.getRank() != 2)
     return emitOpError() << "expects a [batch, width] condition, got rank "
                          << in.getRank();
-  if (getNumChunks() < 1)
-    return emitOpError() << "num_chunks must be positive, got "
-                         << getNumChunks();
   if (out.getRank() != 3 || out.getDimSize(0) != in.getDimSize(0) ||
       out.getDimSize(1) != getNumChunks())
     return emitOpError() << "expects result [" << in.getDimSize(0) << ", "
@@ -227,7 +220,7 @@ LogicalResult ModulateOp::verify() {
   if (auto shift = getShift())
     indices.push_back(*shift);
   for (int64_t index : indices)
-    if (index < 0 || index >= chunks)
+    if (index >= chunks)
       return emitOpError() << "chunk index " << index << " is outside the "
                            << chunks << " chunks of params";
   return success();
@@ -238,29 +231,20 @@ LogicalResult ModulateOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult AttentionOp::verify() {
+  // ODS bounds both by 2^20, so the width cannot overflow.
   int64_t heads = getNumHeads(), headDim = getHeadDim();
-  constexpr int64_t kMaxHeadsOrDim = int64_t(1) << 20;
-  if (heads < 1 || headDim < 1 || heads > kMaxHeadsOrDim ||
-      headDim > kMaxHeadsOrDim)
-    return emitOpError() << "num_heads and head_dim must be in [1, "
-                         << kMaxHeadsOrDim << "], got " << heads << " and "
-                         << headDim;
-  for (Value operand : getOperands())
-    if (failed(verifySameElementType(*this, operand, getResult())))
-      return failure();
   int64_t width = heads * headDim;
   bool stacked = getQkvLayout() == QKVLayout::Stacked;
   size_t expected = stacked ? 1 : 3;
-  if (getOperands().size() != expected)
+  if (getInputs().size() != expected)
     return emitOpError() << "with qkv_layout "
                          << stringifyQKVLayout(getQkvLayout()) << " expects "
                          << expected << " operands, got "
-                         << getOperands().size();
-  for (Value operand : getOperands())
-    if (failed(verifyTokens(*this, operand, "q, k and v")))
+                         << getInputs().size();
+  for (Value input : getInputs())
+    if (failed(verifyTokens(*this, input, "q, k and v")))
       return failure();
-  auto q = tensorOf(getOperands()[0]);
-  auto out = tensorOf(getResult());
+  auto q = tensorOf(getInputs()[0]);
   int64_t batch = q.getDimSize(0), queries = q.getDimSize(1);
   if (stacked) {
     if (q.getDimSize(2) != 3 * width)
@@ -270,8 +254,8 @@ LogicalResult AttentionOp::verify() {
     if (getKind() == AttentionKind::Cross)
       return emitOpError() << "a stacked qkv cannot be cross attention";
   } else {
-    auto k = tensorOf(getOperands()[1]);
-    auto v = tensorOf(getOperands()[2]);
+    auto k = tensorOf(getInputs()[1]);
+    auto v = tensorOf(getInputs()[2]);
     if (q.getDimSize(2) != width)
       return emitOpError() << "q width " << q.getDimSize(2)
                            << " is not heads " << heads << " x head_dim "
@@ -305,11 +289,23 @@ LogicalResult AttentionOp::verify() {
   }
   if (auto backend = getBackend(); backend && backend->empty())
     return emitOpError() << "backend must not be empty when given";
-  if (out.getRank() != 3 || out.getDimSize(0) != batch ||
-      out.getDimSize(1) != queries || out.getDimSize(2) != width)
-    return emitOpError() << "expects result [" << batch << ", " << queries
-                         << ", " << width << "], got "
-                         << shapeString(out.getShape());
+  return success();
+}
+
+/// [B, Sq, heads * head_dim] for queries [B, Sq, ...], in q's element type.
+LogicalResult AttentionOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> location,
+    ValueRange operands, DictionaryAttr attributes,
+    OpaqueProperties properties, RegionRange regions,
+    SmallVectorImpl<Type> &inferredReturnTypes) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  RankedTensorType q = inferOperand(adaptor.getInputs(), 0);
+  if (!q || q.getRank() != 3)
+    return emitOptionalError(location, "attention needs q as a first input "
+                                       "[batch, tokens, features]");
+  int64_t width = int64_t(adaptor.getNumHeads()) * int64_t(adaptor.getHeadDim());
+  inferredReturnTypes.push_back(RankedTensorType::get(
+      {q.getDimSize(0), q.getDimSize(1), width}, q.getElementType()));
   return success();
 }
 
@@ -317,24 +313,36 @@ LogicalResult AttentionOp::verify() {
 // MLP, residual, streams
 //===----------------------------------------------------------------------===//
 
+static bool isGated(ActivationKind kind) {
+  return kind == ActivationKind::SwiGLU || kind == ActivationKind::GeGLU;
+}
+
 LogicalResult ActivationOp::verify() {
   auto in = tensorOf(getInput());
-  auto out = tensorOf(getResult());
-  bool gated =
-      getKind() == ActivationKind::SwiGLU || getKind() == ActivationKind::GeGLU;
-  if (in.getRank() < 1 || in.getRank() != out.getRank())
-    return emitOpError() << "input and result ranks differ";
-  SmallVector<int64_t> expected(in.getShape());
-  if (gated) {
-    if (expected.back() % 2 != 0)
-      return emitOpError() << "gated activation needs an even width, got "
-                           << expected.back();
-    expected.back() /= 2;
-  }
-  if (ArrayRef<int64_t>(expected) != out.getShape())
-    return emitOpError() << "expects result " << shapeString(expected)
-                         << ", got " << shapeString(out.getShape());
-  return verifySameElementType(*this, getInput(), getResult());
+  if (in.getRank() < 1)
+    return emitOpError() << "needs an input of rank at least 1";
+  if (isGated(getKind()) && in.getShape().back() % 2 != 0)
+    return emitOpError() << "gated activation needs an even width, got "
+                         << in.getShape().back();
+  return success();
+}
+
+/// The input's type; a gated kind halves the last dimension.
+LogicalResult ActivationOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> location,
+    ValueRange operands, DictionaryAttr attributes,
+    OpaqueProperties properties, RegionRange regions,
+    SmallVectorImpl<Type> &inferredReturnTypes) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  RankedTensorType in = inferOperand(operands, 0);
+  if (!in || in.getRank() < 1)
+    return emitOptionalError(location,
+                             "activation needs an input of rank at least 1");
+  SmallVector<int64_t> shape(in.getShape());
+  if (isGated(adaptor.getKind()))
+    shape.back() /= 2;
+  inferredReturnTypes.push_back(in.clone(shape));
+  return success();
 }
 
 LogicalResult ResidualAddOp::verify() {
@@ -350,7 +358,7 @@ LogicalResult ResidualAddOp::verify() {
                            << " does not match residual "
                            << shapeString(residual.getShape());
     int64_t chunk = *getGateChunk();
-    if (chunk < 0 || chunk >= params.getDimSize(1))
+    if (chunk >= params.getDimSize(1))
       return emitOpError() << "gate_chunk " << chunk << " is outside the "
                            << params.getDimSize(1) << " chunks of the gate";
   }
@@ -358,22 +366,32 @@ LogicalResult ResidualAddOp::verify() {
 }
 
 LogicalResult ConcatStreamsOp::verify() {
-  for (Value v : {getText(), getImage(), getResult()})
-    if (failed(verifyTokens(*this, v, "text, image and result")))
+  for (Value v : {getText(), getImage()})
+    if (failed(verifyTokens(*this, v, "text and image")))
       return failure();
-  auto text = tensorOf(getText()), image = tensorOf(getImage()),
-       out = tensorOf(getResult());
+  auto text = tensorOf(getText()), image = tensorOf(getImage());
   if (text.getDimSize(0) != image.getDimSize(0) ||
       text.getDimSize(2) != image.getDimSize(2))
     return emitOpError() << "text " << shapeString(text.getShape())
                          << " and image " << shapeString(image.getShape())
                          << " differ in batch or width";
-  int64_t total = text.getDimSize(1) + image.getDimSize(1);
-  if (out.getDimSize(0) != text.getDimSize(0) || out.getDimSize(1) != total ||
-      out.getDimSize(2) != text.getDimSize(2))
-    return emitOpError() << "expects result [" << text.getDimSize(0) << ", "
-                         << total << ", " << text.getDimSize(2) << "], got "
-                         << shapeString(out.getShape());
+  return success();
+}
+
+/// [B, St + Si, D] for text [B, St, D] and image [B, Si, D].
+LogicalResult ConcatStreamsOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> location,
+    ValueRange operands, DictionaryAttr attributes,
+    OpaqueProperties properties, RegionRange regions,
+    SmallVectorImpl<Type> &inferredReturnTypes) {
+  RankedTensorType text = inferOperand(operands, 0);
+  RankedTensorType image = inferOperand(operands, 1);
+  if (!text || !image || text.getRank() != 3 || image.getRank() != 3)
+    return emitOptionalError(location, "concat_streams needs text and image "
+                                       "[batch, tokens, features]");
+  inferredReturnTypes.push_back(text.clone(
+      {text.getDimSize(0), text.getDimSize(1) + image.getDimSize(1),
+       text.getDimSize(2)}));
   return success();
 }
 
@@ -401,10 +419,6 @@ LogicalResult UnpatchifyOp::verify() {
   if (failed(verifyTokens(*this, getInput(), "input")))
     return failure();
   ArrayRef<int64_t> patch = getPatch(), grid = getGrid();
-  if (patch.size() != 3 || grid.size() != 3 ||
-      llvm::any_of(patch, [](int64_t p) { return p < 1; }) ||
-      llvm::any_of(grid, [](int64_t g) { return g < 1; }))
-    return emitOpError() << "patch and grid must be three positive sizes";
   auto in = tensorOf(getInput()), out = tensorOf(getResult());
   int64_t tokens = grid[0] * grid[1] * grid[2];
   if (in.getDimSize(1) != tokens)
@@ -434,55 +448,71 @@ LogicalResult UnpatchifyOp::verify() {
 LogicalResult StackOp::verify() {
   if (getInputs().empty())
     return emitOpError() << "needs at least one input";
-  auto first = tensorOf(getInputs()[0]);
-  for (Value input : getInputs())
-    if (input.getType() != first)
-      return emitOpError() << "inputs differ: " << first << " vs "
-                           << input.getType();
-  int64_t axis = getAxis();
-  if (axis < 0 || axis > first.getRank())
-    return emitOpError() << "axis " << axis << " is outside 0.."
-                         << first.getRank();
-  SmallVector<int64_t> expected(first.getShape());
-  expected.insert(expected.begin() + axis, int64_t(getInputs().size()));
-  if (ArrayRef<int64_t>(expected) != tensorOf(getResult()).getShape())
-    return emitOpError() << "expects result " << shapeString(expected)
-                         << ", got "
-                         << shapeString(tensorOf(getResult()).getShape());
+  int64_t rank = tensorOf(getInputs()[0]).getRank();
+  if (int64_t(getAxis()) > rank)
+    return emitOpError() << "axis " << getAxis() << " is outside 0.." << rank;
+  return success();
+}
+
+/// The inputs' shape with their count inserted at `axis`.
+LogicalResult StackOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> location,
+    ValueRange operands, DictionaryAttr attributes,
+    OpaqueProperties properties, RegionRange regions,
+    SmallVectorImpl<Type> &inferredReturnTypes) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  RankedTensorType first = inferOperand(operands, 0);
+  int64_t axis = adaptor.getAxis();
+  if (!first || axis > first.getRank())
+    return emitOptionalError(location, "stack needs a ranked input and an "
+                                       "axis at most its rank");
+  SmallVector<int64_t> shape(first.getShape());
+  shape.insert(shape.begin() + axis, int64_t(operands.size()));
+  inferredReturnTypes.push_back(first.clone(shape));
   return success();
 }
 
 LogicalResult UnstackOp::verify() {
   auto in = tensorOf(getInput());
   int64_t axis = getAxis();
-  if (axis < 0 || axis >= in.getRank())
+  if (axis >= in.getRank())
     return emitOpError() << "axis " << axis << " is outside 0.."
                          << in.getRank() - 1;
+  // Checked before the inferred types are, so that a huge dimension is
+  // refused here rather than inferred slice by slice.
   if (int64_t(getResults().size()) != in.getDimSize(axis))
     return emitOpError() << "dimension " << axis << " has "
                          << in.getDimSize(axis) << " slices, but the op has "
                          << getResults().size() << " results";
-  SmallVector<int64_t> expected(in.getShape());
-  expected.erase(expected.begin() + axis);
-  for (Value result : getResults())
-    if (ArrayRef<int64_t>(expected) != tensorOf(result).getShape())
-      return emitOpError() << "expects results " << shapeString(expected)
-                           << ", got " << shapeString(tensorOf(result).getShape());
+  return success();
+}
+
+/// One slice per index of `axis`: the input's shape without that dimension.
+LogicalResult UnstackOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> location,
+    ValueRange operands, DictionaryAttr attributes,
+    OpaqueProperties properties, RegionRange regions,
+    SmallVectorImpl<Type> &inferredReturnTypes) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  RankedTensorType in = inferOperand(operands, 0);
+  int64_t axis = adaptor.getAxis();
+  if (!in || axis >= in.getRank())
+    return emitOptionalError(location, "unstack needs a ranked input and an "
+                                       "axis below its rank");
+  SmallVector<int64_t> shape(in.getShape());
+  shape.erase(shape.begin() + axis);
+  inferredReturnTypes.assign(in.getDimSize(axis), in.clone(shape));
   return success();
 }
 
 LogicalResult CFGSelectOp::verify() {
   int64_t n = getInputs().size(), cfg = getCfg();
-  if (n < 1 || cfg < 1 || n % cfg != 0)
+  if (n < 1 || n % cfg != 0)
     return emitOpError() << "cfg " << cfg << " does not divide the " << n
                          << " branch inputs";
-  if (getSlot() < 0 || getSlot() >= n / cfg)
+  if (int64_t(getSlot()) >= n / cfg)
     return emitOpError() << "slot " << getSlot() << " is outside the "
                          << n / cfg << " branches each cfg rank runs";
-  for (Value input : getInputs())
-    if (input.getType() != getResult().getType())
-      return emitOpError() << "input " << input.getType()
-                           << " differs from the result type";
   return success();
 }
 
@@ -499,11 +529,6 @@ LogicalResult CFGCombineOp::verify() {
     return emitOpError() << branches.size() << " branches need "
                          << branches.size() - 1 << " guidance scales, got "
                          << getGuidanceScales().size();
-  for (Value branch : branches)
-    if (branch.getType() != getResult().getType())
-      return emitOpError() << "branch type " << branch.getType()
-                           << " differs from result type "
-                           << getResult().getType();
   return success();
 }
 

@@ -1,8 +1,10 @@
 //===- DitOps.td - dit dialect operations -----------------*- tablegen -*-===//
 //
 // Tensor-level ops of a diffusion transformer. Every op works on statically
-// shaped ranked tensors; each verifier checks that the shapes agree with the
-// op's attributes (heads x head_dim = width, patch grids, stream lengths).
+// shaped ranked tensors. ODS checks what traits can say (attribute ranges,
+// equal types, and the result types of the ops that infer them); each
+// verifier checks the rest: that the shapes agree with the op's attributes
+// (heads x head_dim = width, patch grids, stream lengths).
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,11 +13,22 @@
 
 include "dit/IR/DitBase.td"
 include "dit/IR/DitAttrs.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/IR/CommonTypeConstraints.td"
 
 def Dit_Tensor : StaticShapeTensorOf<[AnyType]>;
+
+// Attribute ranges ODS checks before an op's verifier runs.
+def Dit_PositiveI64Attr : ConfinedAttr<I64Attr, [IntPositive]>;
+def Dit_NonNegativeI64Attr : ConfinedAttr<I64Attr, [IntNonNegative]>;
+// A head count or head width: positive, and small enough that their product
+// cannot overflow.
+def Dit_HeadSizeAttr : ConfinedAttr<I64Attr, [IntPositive, IntMaxValue<1048576>]>;
+// Three positive sizes, (frames, rows, columns) or (t, h, w).
+def Dit_Positive3DAttr : ConfinedAttr<DenseI64ArrayAttr,
+    [DenseArrayCount<3>, DenseArrayStrictlyPositive<DenseI64ArrayAttr>]>;
 
 //===----------------------------------------------------------------------===//
 // Embeddings
@@ -32,7 +45,8 @@ def Dit_TimestepEmbeddingOp : Dit_Op<"timestep_embedding", [Pure]> {
         : tensor<1xf32> -> tensor<1x5120xbf16>
     ```
   }];
-  let arguments = (ins Dit_Tensor:$timestep, I64Attr:$freq_dim, StrAttr:$weight);
+  let arguments = (ins Dit_Tensor:$timestep, Dit_PositiveI64Attr:$freq_dim,
+                   StrAttr:$weight);
   let results = (outs Dit_Tensor:$result);
   let assemblyFormat = "$timestep attr-dict `:` type($timestep) `->` type($result)";
   let hasVerifier = 1;
@@ -57,7 +71,7 @@ def Dit_PatchEmbedOp : Dit_Op<"patch_embed", [Pure]> {
         : tensor<1x16x21x60x104xbf16> -> tensor<1x32760x5120xbf16>
     ```
   }];
-  let arguments = (ins Dit_Tensor:$latents, DenseI64ArrayAttr:$patch, StrAttr:$weight);
+  let arguments = (ins Dit_Tensor:$latents, Dit_Positive3DAttr:$patch, StrAttr:$weight);
   let results = (outs Dit_Tensor:$result);
   let assemblyFormat = "$latents attr-dict `:` type($latents) `->` type($result)";
   let hasVerifier = 1;
@@ -81,11 +95,12 @@ def Dit_RotaryEmbeddingOp : Dit_Op<"rope", [Pure, AllTypesMatch<["input", "resul
         : tensor<1x32760x5120xbf16>
     ```
   }];
-  let arguments = (ins Dit_Tensor:$input, I64Attr:$num_heads,
-                   DenseI64ArrayAttr:$axes_dims, DenseI64ArrayAttr:$grid,
-                   F64Attr:$theta, I64Attr:$text_tokens,
+  let arguments = (ins Dit_Tensor:$input, Dit_PositiveI64Attr:$num_heads,
+                   ConfinedAttr<DenseI64ArrayAttr, [DenseArrayCount<3>]>:$axes_dims,
+                   Dit_Positive3DAttr:$grid,
+                   F64Attr:$theta, Dit_NonNegativeI64Attr:$text_tokens,
                    Dit_TextPositionAttr:$text_position,
-                   DefaultValuedAttr<I64Attr, "1">:$sequence_shards);
+                   DefaultValuedAttr<Dit_PositiveI64Attr, "1">:$sequence_shards);
   let results = (outs Dit_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;
@@ -95,7 +110,7 @@ def Dit_RotaryEmbeddingOp : Dit_Op<"rope", [Pure, AllTypesMatch<["input", "resul
 // Linear layers and normalization
 //===----------------------------------------------------------------------===//
 
-def Dit_LinearOp : Dit_Op<"linear", [Pure]> {
+def Dit_LinearOp : Dit_Op<"linear", [Pure, SameOperandsAndResultElementType]> {
   let summary = "Affine projection of the last dimension";
   let description = [{
     `y = x W^T (+ b)` over the last dimension. `weight` is the parameter's
@@ -119,7 +134,7 @@ class Dit_NormOp<string mnemonic, string what>
   let summary = what # " over the last dimension, optionally affine";
   let arguments = (ins Dit_Tensor:$input, BoolAttr:$affine, F64Attr:$eps,
                    OptionalAttr<StrAttr>:$weight,
-                   OptionalAttr<I64Attr>:$group_size);
+                   OptionalAttr<Dit_PositiveI64Attr>:$group_size);
   let results = (outs Dit_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;
@@ -167,7 +182,7 @@ def Dit_AdaLNModulationOp : Dit_Op<"adaln_modulation", [Pure]> {
         : tensor<1x5120xbf16> -> tensor<1x6x5120xbf16>
     ```
   }];
-  let arguments = (ins Dit_Tensor:$condition, I64Attr:$num_chunks, StrAttr:$weight,
+  let arguments = (ins Dit_Tensor:$condition, Dit_PositiveI64Attr:$num_chunks, StrAttr:$weight,
                    UnitAttr:$table);
   let results = (outs Dit_Tensor:$result);
   let assemblyFormat = "$condition attr-dict `:` type($condition) `->` type($result)";
@@ -186,7 +201,9 @@ def Dit_ModulateOp : Dit_Op<"modulate", [Pure, AllTypesMatch<["input", "result"]
         : tensor<1x32760x5120xbf16>, tensor<1x6x5120xbf16>
     ```
   }];
-  let arguments = (ins Dit_Tensor:$input, Dit_Tensor:$params, OptionalAttr<I64Attr>:$shift, I64Attr:$scale);
+  let arguments = (ins Dit_Tensor:$input, Dit_Tensor:$params,
+                   OptionalAttr<Dit_NonNegativeI64Attr>:$shift,
+                   Dit_NonNegativeI64Attr:$scale);
   let results = (outs Dit_Tensor:$result);
   let assemblyFormat = "$input `,` $params attr-dict `:` type($input) `,` type($params)";
   let hasVerifier = 1;
@@ -196,10 +213,11 @@ def Dit_ModulateOp : Dit_Op<"modulate", [Pure, AllTypesMatch<["input", "result"]
 // Attention
 //===----------------------------------------------------------------------===//
 
-def Dit_AttentionOp : Dit_Op<"attention", [Pure]> {
+def Dit_AttentionOp : Dit_Op<"attention", [Pure, SameOperandsAndResultElementType,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "Multi-head scaled dot-product attention";
   let description = [{
-    Operands are `q, k, v` (`qkv_layout = separate`, each
+    The inputs are `q, k, v` (`qkv_layout = separate`, each
     `[B, S, heads * head_dim]`) or one stacked `[B, S, 3 * heads * head_dim]`
     tensor (`stacked`, the legacy fused layout). The result is
     `[B, Sq, heads * head_dim]`.
@@ -227,11 +245,11 @@ def Dit_AttentionOp : Dit_Op<"attention", [Pure]> {
   }];
   let arguments = (ins
     Dit_AttentionKindAttr:$kind,
-    Variadic<Dit_Tensor>:$operands,
-    I64Attr:$num_heads,
-    I64Attr:$head_dim,
+    Variadic<Dit_Tensor>:$inputs,
+    Dit_HeadSizeAttr:$num_heads,
+    Dit_HeadSizeAttr:$head_dim,
     DefaultValuedAttr<Dit_QKVLayoutAttr, "::mlir::dit::QKVLayout::Separate">:$qkv_layout,
-    DefaultValuedAttr<I64Attr, "0">:$text_tokens,
+    DefaultValuedAttr<Dit_NonNegativeI64Attr, "0">:$text_tokens,
     DefaultValuedAttr<Dit_TextPositionAttr, "::mlir::dit::TextPosition::Prefix">:$text_position,
     DefaultValuedAttr<BoolAttr, "false">:$varlen,
     DefaultValuedAttr<Dit_KVCacheAttr, "::mlir::dit::KVCache::None">:$kv_cache,
@@ -240,7 +258,7 @@ def Dit_AttentionOp : Dit_Op<"attention", [Pure]> {
     UnitAttr:$gathered_kv);
   let results = (outs Dit_Tensor:$result);
   let assemblyFormat = [{
-    `` $kind $operands attr-dict `:` type($operands) `->` type($result)
+    `` $kind $inputs attr-dict `:` type($inputs) `->` type($result)
   }];
   let hasVerifier = 1;
 }
@@ -249,7 +267,8 @@ def Dit_AttentionOp : Dit_Op<"attention", [Pure]> {
 // MLP, residual, streams
 //===----------------------------------------------------------------------===//
 
-def Dit_ActivationOp : Dit_Op<"activation", [Pure]> {
+def Dit_ActivationOp : Dit_Op<"activation", [Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "MLP activation; gated kinds halve the last dimension";
   let description = [{
     `gelu`, `gelu_tanh` and `silu` keep the shape. `swiglu` and `geglu`
@@ -277,7 +296,8 @@ def Dit_ResidualAddOp : Dit_Op<"residual_add",
     ```
   }];
   let arguments = (ins Dit_Tensor:$residual, Dit_Tensor:$branch,
-                   Optional<Dit_Tensor>:$gate, OptionalAttr<I64Attr>:$gate_chunk);
+                   Optional<Dit_Tensor>:$gate,
+                   OptionalAttr<Dit_NonNegativeI64Attr>:$gate_chunk);
   let results = (outs Dit_Tensor:$result);
   let assemblyFormat = [{
     $residual `,` $branch (`gate` $gate^ `[` $gate_chunk `]`)? attr-dict
@@ -297,7 +317,9 @@ def Dit_ResidualAddOp : Dit_Op<"residual_add",
   ];
 }
 
-def Dit_ConcatStreamsOp : Dit_Op<"concat_streams", [Pure]> {
+def Dit_ConcatStreamsOp : Dit_Op<"concat_streams", [Pure,
+    SameOperandsAndResultElementType,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "Join the text and image streams into one joint sequence";
   let description = [{
     `[B, St, D]` and `[B, Si, D]` give `[B, St + Si, D]`, the text first
@@ -314,7 +336,8 @@ def Dit_ConcatStreamsOp : Dit_Op<"concat_streams", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Dit_SplitStreamsOp : Dit_Op<"split_streams", [Pure]> {
+def Dit_SplitStreamsOp : Dit_Op<"split_streams", [Pure,
+    SameOperandsAndResultElementType]> {
   let summary = "Split a joint sequence back into text and image streams";
   let description = [{
     The inverse of `dit.concat_streams`.
@@ -343,13 +366,15 @@ def Dit_UnpatchifyOp : Dit_Op<"unpatchify", [Pure]> {
         : tensor<1x32760x64xbf16> -> tensor<1x16x21x60x104xbf16>
     ```
   }];
-  let arguments = (ins Dit_Tensor:$input, DenseI64ArrayAttr:$patch, DenseI64ArrayAttr:$grid);
+  let arguments = (ins Dit_Tensor:$input, Dit_Positive3DAttr:$patch,
+                   Dit_Positive3DAttr:$grid);
   let results = (outs Dit_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }
 
-def Dit_StackOp : Dit_Op<"stack", [Pure]> {
+def Dit_StackOp : Dit_Op<"stack", [Pure, SameTypeOperands,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "Stack same-shaped tensors along a new dimension";
   let description = [{
     Packs tensors into one so that a single collective can move them:
@@ -361,13 +386,14 @@ def Dit_StackOp : Dit_Op<"stack", [Pure]> {
         : tensor<1x16x32xbf16>, tensor<1x16x32xbf16>, tensor<1x16x32xbf16> -> tensor<1x16x3x32xbf16>
     ```
   }];
-  let arguments = (ins Variadic<Dit_Tensor>:$inputs, I64Attr:$axis);
+  let arguments = (ins Variadic<Dit_Tensor>:$inputs, Dit_NonNegativeI64Attr:$axis);
   let results = (outs Dit_Tensor:$result);
   let assemblyFormat = "$inputs attr-dict `:` type($inputs) `->` type($result)";
   let hasVerifier = 1;
 }
 
-def Dit_UnstackOp : Dit_Op<"unstack", [Pure]> {
+def Dit_UnstackOp : Dit_Op<"unstack", [Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "Split a tensor along a dimension into its slices";
   let description = [{
     The inverse of `dit.stack`.
@@ -377,13 +403,13 @@ def Dit_UnstackOp : Dit_Op<"unstack", [Pure]> {
         : tensor<1x32x3x16xbf16> -> tensor<1x32x16xbf16>, tensor<1x32x16xbf16>, tensor<1x32x16xbf16>
     ```
   }];
-  let arguments = (ins Dit_Tensor:$input, I64Attr:$axis);
+  let arguments = (ins Dit_Tensor:$input, Dit_NonNegativeI64Attr:$axis);
   let results = (outs Variadic<Dit_Tensor>:$results);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($results)";
   let hasVerifier = 1;
 }
 
-def Dit_CFGSelectOp : Dit_Op<"cfg_select", [Pure]> {
+def Dit_CFGSelectOp : Dit_Op<"cfg_select", [Pure, SameOperandsAndResultType]> {
   let summary = "This rank's input for one of its guidance-branch slots";
   let description = [{
     Under CFG parallelism a rank at cfg coordinate `c` of `cfg` runs the
@@ -396,7 +422,8 @@ def Dit_CFGSelectOp : Dit_Op<"cfg_select", [Pure]> {
         : tensor<1x512x4096xbf16>, tensor<1x512x4096xbf16> -> tensor<1x512x4096xbf16>
     ```
   }];
-  let arguments = (ins Variadic<Dit_Tensor>:$inputs, I64Attr:$slot, I64Attr:$cfg);
+  let arguments = (ins Variadic<Dit_Tensor>:$inputs, Dit_NonNegativeI64Attr:$slot,
+                   Dit_PositiveI64Attr:$cfg);
   let results = (outs Dit_Tensor:$result);
   let assemblyFormat = "$inputs attr-dict `:` type($inputs) `->` type($result)";
   let hasVerifier = 1;
@@ -406,7 +433,7 @@ def Dit_CFGSelectOp : Dit_Op<"cfg_select", [Pure]> {
 // Denoising loop
 //===----------------------------------------------------------------------===//
 
-def Dit_CFGCombineOp : Dit_Op<"cfg_combine", [Pure]> {
+def Dit_CFGCombineOp : Dit_Op<"cfg_combine", [Pure, SameOperandsAndResultType]> {
   let summary = "Classifier-free guidance combine of the branch predictions";
   let description = [{
     The last operand is the unconditional prediction `u`; the others are

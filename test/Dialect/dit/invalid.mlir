@@ -178,7 +178,8 @@ func.func @attention_text_not_joint(%q: tensor<1x8x8xf32>) {
 // -----
 
 func.func @attention_result(%q: tensor<1x8x8xf32>) {
-  // expected-error @+1 {{expects result [1, 8, 8], got 1x8x4}}
+  // expected-error @+2 {{inferred type(s) 'tensor<1x8x8xf32>' are incompatible with return type(s) of operation 'tensor<1x8x4xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
   %0 = dit.attention self %q, %q, %q {num_heads = 2 : i64, head_dim = 4 : i64} : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32> -> tensor<1x8x4xf32>
   return
 }
@@ -186,7 +187,8 @@ func.func @attention_result(%q: tensor<1x8x8xf32>) {
 // -----
 
 func.func @activation_gated(%x: tensor<1x8x8xf32>) {
-  // expected-error @+1 {{expects result 1x8x4, got 1x8x8}}
+  // expected-error @+2 {{inferred type(s) 'tensor<1x8x4xf32>' are incompatible with return type(s) of operation 'tensor<1x8x8xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
   %0 = dit.activation swiglu %x : tensor<1x8x8xf32> -> tensor<1x8x8xf32>
   return
 }
@@ -194,7 +196,8 @@ func.func @activation_gated(%x: tensor<1x8x8xf32>) {
 // -----
 
 func.func @activation_shape(%x: tensor<1x8x8xf32>) {
-  // expected-error @+1 {{expects result 1x8x8, got 1x8x4}}
+  // expected-error @+2 {{inferred type(s) 'tensor<1x8x8xf32>' are incompatible with return type(s) of operation 'tensor<1x8x4xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
   %0 = dit.activation gelu %x : tensor<1x8x8xf32> -> tensor<1x8x4xf32>
   return
 }
@@ -226,7 +229,8 @@ func.func @concat_width(%t: tensor<1x3x4xf32>, %i: tensor<1x8x8xf32>) {
 // -----
 
 func.func @concat_len(%t: tensor<1x3x8xf32>, %i: tensor<1x8x8xf32>) {
-  // expected-error @+1 {{expects result [1, 11, 8], got 1x12x8}}
+  // expected-error @+2 {{inferred type(s) 'tensor<1x11x8xf32>' are incompatible with return type(s) of operation 'tensor<1x12x8xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
   %0 = dit.concat_streams %t, %i {text_position = #dit<text_position prefix>} : tensor<1x3x8xf32>, tensor<1x8x8xf32> -> tensor<1x12x8xf32>
   return
 }
@@ -274,7 +278,7 @@ func.func @cfg_one_branch(%a: tensor<1x4xf32>) {
 // -----
 
 func.func @cfg_types(%a: tensor<1x4xf32>, %b: tensor<1x5xf32>) {
-  // expected-error @+1 {{branch type 'tensor<1x5xf32>' differs from result type 'tensor<1x4xf32>'}}
+  // expected-error @+1 {{'dit.cfg_combine' op requires the same type for all operands and results}}
   %0 = dit.cfg_combine %a, %b {guidance_scales = [5.0]} : tensor<1x4xf32>, tensor<1x5xf32> -> tensor<1x4xf32>
   return
 }
@@ -357,7 +361,8 @@ func.func @patch_tokens(%x: tensor<1x4x16xf32>) {
 // -----
 
 func.func @stack_shape(%a: tensor<1x4xf32>) {
-  // expected-error @+1 {{expects result 1x2x4, got 2x1x4}}
+  // expected-error @+2 {{inferred type(s) 'tensor<1x2x4xf32>' are incompatible with return type(s) of operation 'tensor<2x1x4xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
   %0 = dit.stack %a, %a {axis = 1 : i64} : tensor<1x4xf32>, tensor<1x4xf32> -> tensor<2x1x4xf32>
   return
 }
@@ -402,7 +407,7 @@ func.func @adaln_table_width(%t: tensor<1x5xf32>) {
 // -----
 
 func.func @attention_types(%q: tensor<1x8x8xf32>, %v: tensor<1x8x8xf16>) {
-  // expected-error @+1 {{element types differ: 'f16' vs 'f32'}}
+  // expected-error @+1 {{'dit.attention' op requires the same element type for all operands and results}}
   %0 = dit.attention self %q, %q, %v {num_heads = 2 : i64, head_dim = 4 : i64} : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf16> -> tensor<1x8x8xf32>
   return
 }
@@ -410,7 +415,7 @@ func.func @attention_types(%q: tensor<1x8x8xf32>, %v: tensor<1x8x8xf16>) {
 // -----
 
 func.func @attention_huge_heads(%q: tensor<1x8x8xf32>) {
-  // expected-error @+1 {{num_heads and head_dim must be in [1, 1048576], got 4611686018427387904 and 4}}
+  // expected-error @+1 {{attribute 'num_heads' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive whose maximum value is 1048576}}
   %0 = dit.attention self %q, %q, %q {num_heads = 4611686018427387904 : i64, head_dim = 4 : i64} : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32> -> tensor<1x8x8xf32>
   return
 }
