@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ditc/Importer/Importer.h"
+#include "Family.h"
 #include "GraphBuilder.h"
 #include "ditc/Support/BadInput.h"
 
@@ -67,6 +68,12 @@ OwningOpRef<ModuleOp> importModel(MLIRContext &context, const ModelSpec &spec,
                                   const Workload &w,
                                   const ImportOptions &options) {
   context.loadDialect<DitDialect, func::FuncDialect, tensor::TensorDialect>();
+  // loadModel only makes specs of registered families; a spec built by hand
+  // may name any class.
+  if (!findFamily(spec.className))
+    throw BadInput(spec.configPath + ": class '" + spec.className +
+                   "' is not a DiT family the importer knows, so it has no "
+                   "block builder");
   if (spec.outChannels != spec.latentChannels)
     throw BadInput(spec.configPath + ": out_channels " +
                    std::to_string(spec.outChannels) + " differs from the " +

@@ -55,6 +55,15 @@ TEST(Importer, OddFreqDimQuotesTheVerifier) {
       << message;
 }
 
+TEST(Importer, UnknownFamilyIsBadInput) {
+  ModelSpec spec = tinyWan();
+  spec.className = "NotATransformer";
+  std::string message = importError(spec);
+  EXPECT_NE(message.find("class 'NotATransformer' is not a DiT family"),
+            std::string::npos)
+      << message;
+}
+
 TEST(Importer, EmptyComponentClassQuotesTheVerifier) {
   ModelSpec spec = tinyWan();
   spec.vaeClass = "";
