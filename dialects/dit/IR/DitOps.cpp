@@ -532,14 +532,6 @@ LogicalResult CFGCombineOp::verify() {
   return success();
 }
 
-LogicalResult SchedulerStepOp::verify() {
-  for (Value sigma : {getSigma(), getSigmaNext()})
-    if (tensorOf(sigma).getRank() != 0)
-      return emitOpError() << "sigmas must be 0-d tensors, got "
-                           << sigma.getType();
-  return success();
-}
-
 //===----------------------------------------------------------------------===//
 // Components
 //===----------------------------------------------------------------------===//

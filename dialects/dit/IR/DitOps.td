@@ -466,13 +466,13 @@ def Dit_SchedulerStepOp : Dit_Op<"scheduler_step", [Pure,
     ```
   }];
   let arguments = (ins Dit_SchedulerKindAttr:$kind, Dit_Tensor:$latents,
-                   Dit_Tensor:$velocity, Dit_Tensor:$sigma, Dit_Tensor:$sigma_next);
+                   Dit_Tensor:$velocity, 0DTensorOf<[AnyType]>:$sigma,
+                   0DTensorOf<[AnyType]>:$sigma_next);
   let results = (outs Dit_Tensor:$result);
   let assemblyFormat = [{
     `` $kind $latents `,` $velocity `,` $sigma `,` $sigma_next attr-dict
     `:` type($latents) `,` type($sigma)
   }];
-  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

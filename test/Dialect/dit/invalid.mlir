@@ -286,7 +286,7 @@ func.func @cfg_types(%a: tensor<1x4xf32>, %b: tensor<1x5xf32>) {
 // -----
 
 func.func @scheduler_sigma(%x: tensor<1x4xf32>, %s: tensor<1xf32>) {
-  // expected-error @+1 {{sigmas must be 0-d tensors, got 'tensor<1xf32>'}}
+  // expected-error @+1 {{operand #2 must be 0D tensor of any type values, but got 'tensor<1xf32>'}}
   %0 = dit.scheduler_step flow_match_euler %x, %x, %s, %s : tensor<1x4xf32>, tensor<1xf32>
   return
 }
