@@ -3,6 +3,7 @@
 #define DITC_INITALL_H
 
 #include "dit/IR/DitDialect.h"
+#include "dit/IR/DitInterfaces.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -17,6 +18,8 @@ inline void registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<mlir::dit::DitDialect, mlir::shard::ShardDialect,
                   mlir::func::FuncDialect, mlir::arith::ArithDialect,
                   mlir::tensor::TensorDialect>();
+  // tensor.concat's dit sharding rule (fused projections).
+  mlir::dit::registerExternalModels(registry);
 }
 
 /// Registers every ditc pass with the global pass registry; dit-opt and ditc

@@ -14,6 +14,8 @@
 include "dit/IR/DitBase.td"
 include "dit/IR/DitAttrs.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
+include "dit/IR/DitInterfaces.td"
+include "mlir/Dialect/Shard/Interfaces/ShardingInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/IR/CommonTypeConstraints.td"
@@ -30,11 +32,26 @@ def Dit_HeadSizeAttr : ConfinedAttr<I64Attr, [IntPositive, IntMaxValue<1048576>]
 def Dit_Positive3DAttr : ConfinedAttr<DenseI64ArrayAttr,
     [DenseArrayCount<3>, DenseArrayStrictlyPositive<DenseI64ArrayAttr>]>;
 
+// The interface lists each op implements (DitInterfaces.td): its sharding
+// rule in DitShardingRules.cpp, its parameters in DitParameters.cpp, its
+// cost in DitCost.cpp.
+defvar Dit_Shardable = DeclareOpInterfaceMethods<DitShardableOpInterface>;
+defvar Dit_ShardablePartition =
+    DeclareOpInterfaceMethods<DitShardableOpInterface, ["partition"]>;
+defvar Dit_Parameters = DeclareOpInterfaceMethods<DitParameterOpInterface>;
+defvar Dit_Cost = DeclareOpInterfaceMethods<DitCostOpInterface>;
+defvar Dit_CostTraffic =
+    DeclareOpInterfaceMethods<DitCostOpInterface, ["getTraffic"]>;
+// Upstream Shard's interface: loops and indexing maps of affine ops.
+defvar Dit_AffineSharding = DeclareOpInterfaceMethods<ShardingInterface,
+    ["getLoopIteratorTypes", "getIndexingMaps"]>;
+
 //===----------------------------------------------------------------------===//
 // Embeddings
 //===----------------------------------------------------------------------===//
 
-def Dit_TimestepEmbeddingOp : Dit_Op<"timestep_embedding", [Pure]> {
+def Dit_TimestepEmbeddingOp : Dit_Op<"timestep_embedding", [Pure,
+    Dit_Shardable, Dit_Parameters, Dit_Cost]> {
   let summary = "Sinusoidal timestep features followed by an MLP";
   let description = [{
     Maps a batch of timesteps `[B]` to `[B, D]`: `freq_dim` sinusoidal
@@ -52,7 +69,8 @@ def Dit_TimestepEmbeddingOp : Dit_Op<"timestep_embedding", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Dit_PatchEmbedOp : Dit_Op<"patch_embed", [Pure]> {
+def Dit_PatchEmbedOp : Dit_Op<"patch_embed", [Pure,
+    Dit_Shardable, Dit_Parameters, Dit_Cost]> {
   let summary = "Cut latents into patches and project them to the model width";
   let description = [{
     Takes latents `[B, C, H, W]` (images) or `[B, C, F, H, W]` (video) and
@@ -77,7 +95,8 @@ def Dit_PatchEmbedOp : Dit_Op<"patch_embed", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Dit_RotaryEmbeddingOp : Dit_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
+def Dit_RotaryEmbeddingOp : Dit_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>,
+    Dit_ShardablePartition, Dit_Cost, Dit_AffineSharding]> {
   let summary = "Rotary position embedding over a 3-D token grid";
   let description = [{
     Rotates each head of `[B, S, heads * head_dim]` by its token's position.
@@ -110,7 +129,10 @@ def Dit_RotaryEmbeddingOp : Dit_Op<"rope", [Pure, AllTypesMatch<["input", "resul
 // Linear layers and normalization
 //===----------------------------------------------------------------------===//
 
-def Dit_LinearOp : Dit_Op<"linear", [Pure, SameOperandsAndResultElementType]> {
+def Dit_LinearOp : Dit_Op<"linear", [Pure, SameOperandsAndResultElementType,
+    Dit_ShardablePartition, Dit_Parameters, Dit_Cost,
+    DeclareOpInterfaceMethods<ShardingInterface, ["getLoopIteratorTypes",
+        "getIndexingMaps", "getReductionLoopIteratorKinds"]>]> {
   let summary = "Affine projection of the last dimension";
   let description = [{
     `y = x W^T (+ b)` over the last dimension. `weight` is the parameter's
@@ -130,7 +152,10 @@ def Dit_LinearOp : Dit_Op<"linear", [Pure, SameOperandsAndResultElementType]> {
 }
 
 class Dit_NormOp<string mnemonic, string what>
-    : Dit_Op<mnemonic, [Pure, AllTypesMatch<["input", "result"]>]> {
+    : Dit_Op<mnemonic, [Pure, AllTypesMatch<["input", "result"]>,
+        DeclareOpInterfaceMethods<DitShardableOpInterface,
+                                  ["getImplicitCollective"]>,
+        Dit_Parameters, Dit_CostTraffic, Dit_AffineSharding]> {
   let summary = what # " over the last dimension, optionally affine";
   let arguments = (ins Dit_Tensor:$input, BoolAttr:$affine, F64Attr:$eps,
                    OptionalAttr<StrAttr>:$weight,
@@ -168,7 +193,8 @@ def Dit_RMSNormOp : Dit_NormOp<"rms_norm", "RMS norm"> {
 // adaLN
 //===----------------------------------------------------------------------===//
 
-def Dit_AdaLNModulationOp : Dit_Op<"adaln_modulation", [Pure]> {
+def Dit_AdaLNModulationOp : Dit_Op<"adaln_modulation", [Pure,
+    Dit_Shardable, Dit_Parameters, Dit_Cost]> {
   let summary = "Project the conditioning vector to adaLN shift/scale/gate chunks";
   let description = [{
     `[B, E] -> [B, num_chunks, D]`: SiLU and a linear named `weight`
@@ -189,7 +215,8 @@ def Dit_AdaLNModulationOp : Dit_Op<"adaln_modulation", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Dit_ModulateOp : Dit_Op<"modulate", [Pure, AllTypesMatch<["input", "result"]>]> {
+def Dit_ModulateOp : Dit_Op<"modulate", [Pure, AllTypesMatch<["input", "result"]>,
+    Dit_Shardable, Dit_Cost, Dit_AffineSharding]> {
   let summary = "adaLN modulation: x * (1 + scale) + shift";
   let description = [{
     `shift` and `scale` index chunks of `params` `[B, N, D]`; they are
@@ -214,7 +241,10 @@ def Dit_ModulateOp : Dit_Op<"modulate", [Pure, AllTypesMatch<["input", "result"]
 //===----------------------------------------------------------------------===//
 
 def Dit_AttentionOp : Dit_Op<"attention", [Pure, SameOperandsAndResultElementType,
-    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+    DeclareOpInterfaceMethods<InferTypeOpInterface>,
+    DeclareOpInterfaceMethods<DitShardableOpInterface,
+                              ["partition", "getImplicitCollective"]>,
+    Dit_CostTraffic]> {
   let summary = "Multi-head scaled dot-product attention";
   let description = [{
     The inputs are `q, k, v` (`qkv_layout = separate`, each
@@ -268,7 +298,8 @@ def Dit_AttentionOp : Dit_Op<"attention", [Pure, SameOperandsAndResultElementTyp
 //===----------------------------------------------------------------------===//
 
 def Dit_ActivationOp : Dit_Op<"activation", [Pure,
-    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+    DeclareOpInterfaceMethods<InferTypeOpInterface>,
+    Dit_Shardable, Dit_Cost, Dit_AffineSharding]> {
   let summary = "MLP activation; gated kinds halve the last dimension";
   let description = [{
     `gelu`, `gelu_tanh` and `silu` keep the shape. `swiglu` and `geglu`
@@ -285,7 +316,8 @@ def Dit_ActivationOp : Dit_Op<"activation", [Pure,
 }
 
 def Dit_ResidualAddOp : Dit_Op<"residual_add",
-    [Pure, AllTypesMatch<["residual", "branch", "result"]>]> {
+    [Pure, AllTypesMatch<["residual", "branch", "result"]>,
+     Dit_Shardable, Dit_Cost, Dit_AffineSharding]> {
   let summary = "x + gate * y, with an optional adaLN gate chunk";
   let description = [{
     Adds a branch back to the residual stream. With a `gate` operand
@@ -319,7 +351,8 @@ def Dit_ResidualAddOp : Dit_Op<"residual_add",
 
 def Dit_ConcatStreamsOp : Dit_Op<"concat_streams", [Pure,
     SameOperandsAndResultElementType,
-    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+    DeclareOpInterfaceMethods<InferTypeOpInterface>,
+    Dit_Shardable, Dit_Cost]> {
   let summary = "Join the text and image streams into one joint sequence";
   let description = [{
     `[B, St, D]` and `[B, Si, D]` give `[B, St + Si, D]`, the text first
@@ -337,7 +370,8 @@ def Dit_ConcatStreamsOp : Dit_Op<"concat_streams", [Pure,
 }
 
 def Dit_SplitStreamsOp : Dit_Op<"split_streams", [Pure,
-    SameOperandsAndResultElementType]> {
+    SameOperandsAndResultElementType,
+    Dit_Shardable, Dit_Cost]> {
   let summary = "Split a joint sequence back into text and image streams";
   let description = [{
     The inverse of `dit.concat_streams`.
@@ -353,7 +387,8 @@ def Dit_SplitStreamsOp : Dit_Op<"split_streams", [Pure,
   let hasVerifier = 1;
 }
 
-def Dit_UnpatchifyOp : Dit_Op<"unpatchify", [Pure]> {
+def Dit_UnpatchifyOp : Dit_Op<"unpatchify", [Pure,
+    Dit_ShardablePartition, Dit_Cost]> {
   let summary = "Fold tokens back into latents";
   let description = [{
     `[B, F' * H' * W', pt * ph * pw * C] -> [B, C, F' * pt, H' * ph, W' * pw]`

@@ -1,0 +1,108 @@
+//===- DitCost.cpp - what each op costs -----------------------------------===//
+//
+// DitCostOpInterface: floating-point operations per execution (from the
+// op's types, so local counts on a partitioned op) and the traffic of ops
+// that communicate themselves. GEMMs count 2·M·N·K, attention
+// 4·B·H·Lq·Lk·d, norms and elementwise ops one per output element; pure
+// data movement (stream concat/split, unpatchify) counts none.
+//
+//===----------------------------------------------------------------------===//
+#include "dit/IR/DitInterfaces.h"
+#include "dit/IR/DitOps.h"
+#include "dit/IR/DitPassAttrs.h"
+
+using namespace mlir;
+using namespace mlir::dit;
+
+static int64_t elementBytes(Type type) {
+  Type element = cast<ShapedType>(type).getElementType();
+  return std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
+}
+
+/// M·K elements in, N out: 2·M·N·K.
+int64_t LinearOp::getFlops() {
+  return 2 * numElements(getInput().getType()) * lastDim(getResult());
+}
+
+/// Patches of F values projected to D: 2·(B·S)·D·F.
+int64_t PatchEmbedOp::getFlops() {
+  return 2 * numElements(getLatents().getType()) * lastDim(getResult());
+}
+
+/// linear_1 (F -> D) and linear_2 (D -> D) per timestep.
+int64_t TimestepEmbeddingOp::getFlops() {
+  int64_t batch = cast<RankedTensorType>(getType()).getDimSize(0);
+  int64_t d = lastDim(getResult());
+  return 2 * batch * d * (getFreqDim() + d);
+}
+
+/// A table only adds; otherwise a [N·D, E] projection per batch row.
+int64_t AdaLNModulationOp::getFlops() {
+  int64_t out = numElements(getType());
+  return getTable() ? out : 2 * out * lastDim(getCondition());
+}
+
+/// QKᵀ and PV: 2·B·H·Lq·Lk·d each. Lk is the keys' rows after any gather.
+int64_t AttentionOp::getFlops() {
+  auto q = cast<RankedTensorType>(getOperands()[0].getType());
+  int64_t lk = getQkvLayout() == QKVLayout::Stacked
+                   ? q.getDimSize(1)
+                   : cast<RankedTensorType>(getOperands()[1].getType())
+                         .getDimSize(1);
+  return 4 * q.getDimSize(0) * getNumHeads() * q.getDimSize(1) * lk *
+         getHeadDim();
+}
+
+#define DIT_ELEMENTWISE_FLOPS(Op)                                              \
+  int64_t Op::getFlops() { return numElements(getResult().getType()); }
+DIT_ELEMENTWISE_FLOPS(LayerNormOp)
+DIT_ELEMENTWISE_FLOPS(RMSNormOp)
+DIT_ELEMENTWISE_FLOPS(RotaryEmbeddingOp)
+DIT_ELEMENTWISE_FLOPS(ModulateOp)
+DIT_ELEMENTWISE_FLOPS(ResidualAddOp)
+DIT_ELEMENTWISE_FLOPS(ActivationOp)
+#undef DIT_ELEMENTWISE_FLOPS
+
+int64_t ConcatStreamsOp::getFlops() { return 0; }
+int64_t SplitStreamsOp::getFlops() { return 0; }
+int64_t UnpatchifyOp::getFlops() { return 0; }
+
+/// Ring attention: K and V image blocks each make hops-1 shifts; the
+/// replicated text rows stay.
+void AttentionOp::getTraffic(const MeshContext &mesh,
+                             SmallVectorImpl<Traffic> &traffic) {
+  std::optional<int16_t> axis = getRingAxis(*this);
+  if (!axis)
+    return;
+  const MeshAxis &ring = mesh.axes[*axis];
+  int64_t hops = ring.size - 1;
+  auto k = cast<RankedTensorType>(getOperands()[1].getType());
+  int64_t rows = k.getDimSize(1) - getTextTokens();
+  int64_t block = rows * k.getDimSize(0) * k.getDimSize(2) * elementBytes(k);
+  traffic.push_back(Traffic{"shift", ring.name, 2 * hops,
+                            double(2 * hops * block)});
+}
+
+/// A norm over a TP-split width all-reduces per-token f32 statistics (mean
+/// and variance, or the mean square) with the ring algorithm.
+static void normTraffic(Operation *op, int64_t statistics,
+                        const MeshContext &mesh,
+                        SmallVectorImpl<Traffic> &traffic) {
+  if (!hasReduceStats(op))
+    return;
+  auto x = cast<RankedTensorType>(op->getResult(0).getType());
+  int64_t n = mesh.size("tp");
+  double bytes =
+      double(numElements(x) / x.getShape().back()) * statistics * 4;
+  traffic.push_back(Traffic{"all_reduce", "tp", 1, 2.0 * (n - 1) / n * bytes});
+}
+
+void LayerNormOp::getTraffic(const MeshContext &mesh,
+                             SmallVectorImpl<Traffic> &traffic) {
+  normTraffic(*this, 2, mesh, traffic);
+}
+
+void RMSNormOp::getTraffic(const MeshContext &mesh,
+                           SmallVectorImpl<Traffic> &traffic) {
+  normTraffic(*this, 1, mesh, traffic);
+}

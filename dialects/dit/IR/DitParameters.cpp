@@ -1,0 +1,103 @@
+//===- DitParameters.cpp - the checkpoint parameters each op reads --------===//
+//
+// DitParameterOpInterface: parameter names (the op's `weight` plus the
+// checkpoint's suffixes), global shapes, and for a TP-split op the
+// dimension tensor parallelism splits and its segments. The plan lists
+// these per op; dit-run loads each rank's slice from them.
+//
+//===----------------------------------------------------------------------===//
+#include "dit/IR/DitInterfaces.h"
+#include "dit/IR/DitOps.h"
+#include "dit/IR/DitPassAttrs.h"
+
+using namespace mlir;
+using namespace mlir::dit;
+
+static void add(SmallVectorImpl<ParameterSpec> &out, std::string name,
+                SmallVector<int64_t> shape, int64_t splitDim = -1,
+                SmallVector<int64_t> segments = {}, bool rank0Only = false) {
+  out.push_back(ParameterSpec{std::move(name), std::move(shape), splitDim,
+                              std::move(segments), rank0Only});
+}
+
+/// `tp` scales the local widths back to global: a column-parallel linear
+/// holds out/tp rows of the weight, a row-parallel one in/tp columns.
+void LinearOp::getParameters(int64_t tp,
+                             SmallVectorImpl<ParameterSpec> &parameters) {
+  std::string name = getWeight().str();
+  int64_t in = lastDim(getInput()), out = lastDim(getResult());
+  SmallVector<int64_t> segments = getTPSegments(*this);
+  StringRef role = getTPRole(*this);
+  if (role == "column") {
+    add(parameters, name + ".weight", {out * tp, in}, 0, segments);
+    if (getBias())
+      add(parameters, name + ".bias", {out * tp}, 0, segments);
+  } else if (role == "row") {
+    add(parameters, name + ".weight", {out, in * tp}, 1, segments);
+    // The bias is added once, after the all-reduce of the partial sums.
+    if (getBias())
+      add(parameters, name + ".bias", {out}, -1, {}, /*rank0Only=*/true);
+  } else {
+    add(parameters, name + ".weight", {out, in});
+    if (getBias())
+      add(parameters, name + ".bias", {out});
+  }
+}
+
+/// An affine norm over a TP-split width holds its slice of the scale (and
+/// shift); a grouped norm's parameters are one group wide.
+static void normParameters(Operation *op, StringRef weight, bool hasBias,
+                           int64_t tp, SmallVectorImpl<ParameterSpec> &out) {
+  int64_t width = lastDim(op->getResult(0));
+  auto group = op->getAttrOfType<IntegerAttr>("group_size");
+  bool split = hasReduceStats(op);
+  SmallVector<int64_t> shape = {
+      group ? group.getInt() : (split ? width * tp : width)};
+  int64_t splitDim = split && !group ? 0 : -1;
+  add(out, weight.str() + ".weight", shape, splitDim);
+  if (hasBias)
+    add(out, weight.str() + ".bias", shape, splitDim);
+}
+
+void LayerNormOp::getParameters(int64_t tp,
+                                SmallVectorImpl<ParameterSpec> &parameters) {
+  if (auto weight = getWeight())
+    normParameters(*this, *weight, /*hasBias=*/true, tp, parameters);
+}
+
+void RMSNormOp::getParameters(int64_t tp,
+                              SmallVectorImpl<ParameterSpec> &parameters) {
+  if (auto weight = getWeight())
+    normParameters(*this, *weight, /*hasBias=*/false, tp, parameters);
+}
+
+void AdaLNModulationOp::getParameters(
+    int64_t, SmallVectorImpl<ParameterSpec> &parameters) {
+  auto r = cast<RankedTensorType>(getType());
+  int64_t e = lastDim(getCondition());
+  std::string name = getWeight().str();
+  if (getTable()) {
+    add(parameters, name, {1, r.getDimSize(1), r.getDimSize(2)});
+  } else {
+    add(parameters, name + ".weight", {r.getDimSize(1) * r.getDimSize(2), e});
+    add(parameters, name + ".bias", {r.getDimSize(1) * r.getDimSize(2)});
+  }
+}
+
+void TimestepEmbeddingOp::getParameters(
+    int64_t, SmallVectorImpl<ParameterSpec> &parameters) {
+  int64_t d = lastDim(getResult()), f = getFreqDim();
+  std::string name = getWeight().str();
+  add(parameters, name + ".linear_1.weight", {d, f});
+  add(parameters, name + ".linear_1.bias", {d});
+  add(parameters, name + ".linear_2.weight", {d, d});
+  add(parameters, name + ".linear_2.bias", {d});
+}
+
+void PatchEmbedOp::getParameters(int64_t,
+                                 SmallVectorImpl<ParameterSpec> &parameters) {
+  int64_t d = lastDim(getResult()), f = lastDim(getLatents());
+  std::string name = getWeight().str();
+  add(parameters, name + ".weight", {d, f});
+  add(parameters, name + ".bias", {d});
+}
