@@ -39,6 +39,14 @@ std::vector<Axis> MeshInfo::sequenceAxes() const {
   return axes;
 }
 
+dit::MeshContext meshContextOf(const MeshInfo &mesh) {
+  dit::MeshContext context;
+  context.gridName = kGridName;
+  for (Axis axis : mesh.order)
+    context.axes.push_back({axisName(axis), mesh.size(axis)});
+  return context;
+}
+
 FailureOr<MeshInfo> readMeshInfo(ModuleOp module) {
   MeshInfo info;
   info.grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(

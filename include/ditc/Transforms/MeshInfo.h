@@ -4,6 +4,8 @@
 
 #include "ditc/Analysis/Deployment.h"
 
+#include "dit/IR/DitInterfaceTypes.h"
+
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
@@ -40,6 +42,9 @@ constexpr const char *kGroupsAttrName = "dit.groups";
 /// Reads the grid and axis order; fails with an error on the module when
 /// dit-mesh-layout has not run.
 mlir::FailureOr<MeshInfo> readMeshInfo(mlir::ModuleOp module);
+
+/// The mesh as the dit op interfaces see it: the grid's axes by name.
+mlir::dit::MeshContext meshContextOf(const MeshInfo &mesh);
 
 } // namespace ditc
 
