@@ -17,6 +17,7 @@
 #include "ditc/Transforms/Roles.h"
 #include "ditc/Transforms/ShardingAttrs.h"
 
+#include "dit/IR/DitInterfaces.h"
 #include "dit/IR/DitOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -149,7 +150,10 @@ struct Flattener {
   int64_t peak = 0, calleePeak = 0;
   int64_t minBlock = INT64_MAX, maxBlock = -1;
 
-  explicit Flattener(const MeshInfo &mesh) : mesh(mesh) {}
+  dit::MeshContext meshContext;
+
+  explicit Flattener(const MeshInfo &mesh)
+      : mesh(mesh), meshContext(meshContextOf(mesh)) {}
 
   int64_t define(Value v) {
     auto tensor = cast<RankedTensorType>(v.getType());
@@ -188,10 +192,9 @@ struct Flattener {
 
   /// Parameters an op reads, with the slice this role holds.
   json params(Operation *op) {
-    auto weight = op->getAttrOfType<StringAttr>("weight");
-    if (!weight)
+    // Ops that read parameters name them in `weight` (optional on norms).
+    if (!isa<dit::DitParameterOpInterface>(op) || !op->hasAttr("weight"))
       return nullptr;
-    std::string name = weight.str();
     int64_t tp = mesh.size(Axis::TP);
     json out = json::array();
     Type elt = cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
@@ -214,57 +217,14 @@ struct Flattener {
         stats.paramBytes += elements(local) * dtypeBytes(elt);
       out.push_back(p);
     };
-    auto lastDim = [](Value v) {
-      return cast<RankedTensorType>(v.getType()).getShape().back();
-    };
-    std::vector<int64_t> segments;
-    if (auto s = op->getAttrOfType<DenseI64ArrayAttr>(kTPSegmentsAttrName))
-      segments.assign(s.asArrayRef().begin(), s.asArrayRef().end());
-    if (auto linear = dyn_cast<dit::LinearOp>(op)) {
-      int64_t in = lastDim(linear.getInput()), out = lastDim(linear.getResult());
-      auto role = op->getAttrOfType<StringAttr>(kTPRoleAttrName);
-      std::string r = role ? role.str() : "";
-      if (r == "column") {
-        add(name + ".weight", {out * tp, in}, 0, segments);
-        if (linear.getBias())
-          add(name + ".bias", {out * tp}, 0, segments);
-      } else if (r == "row") {
-        add(name + ".weight", {out, in * tp}, 1, segments);
-        if (linear.getBias())
-          add(name + ".bias", {out}, -1, {}, /*rank0Only=*/true);
-      } else {
-        add(name + ".weight", {out, in}, -1, {});
-        if (linear.getBias())
-          add(name + ".bias", {out}, -1, {});
-      }
-    } else if (isa<dit::LayerNormOp, dit::RMSNormOp>(op)) {
-      int64_t width = lastDim(op->getResult(0));
-      auto group = op->getAttrOfType<IntegerAttr>("group_size");
-      bool split = op->hasAttr(kReduceStatsAttrName);
-      std::vector<int64_t> shape = {group ? group.getInt() : (split ? width * tp : width)};
-      add(name + ".weight", shape, split && !group ? 0 : -1, {});
-      if (isa<dit::LayerNormOp>(op))
-        add(name + ".bias", shape, split && !group ? 0 : -1, {});
-    } else if (auto adaln = dyn_cast<dit::AdaLNModulationOp>(op)) {
-      auto r = cast<RankedTensorType>(adaln.getType());
-      int64_t e = lastDim(adaln.getCondition());
-      if (adaln.getTable()) {
-        add(name, {1, r.getDimSize(1), r.getDimSize(2)}, -1, {});
-      } else {
-        add(name + ".weight", {r.getDimSize(1) * r.getDimSize(2), e}, -1, {});
-        add(name + ".bias", {r.getDimSize(1) * r.getDimSize(2)}, -1, {});
-      }
-    } else if (auto t = dyn_cast<dit::TimestepEmbeddingOp>(op)) {
-      int64_t d = lastDim(t.getResult()), f = t.getFreqDim();
-      add(name + ".linear_1.weight", {d, f}, -1, {});
-      add(name + ".linear_1.bias", {d}, -1, {});
-      add(name + ".linear_2.weight", {d, d}, -1, {});
-      add(name + ".linear_2.bias", {d}, -1, {});
-    } else if (auto p = dyn_cast<dit::PatchEmbedOp>(op)) {
-      int64_t d = lastDim(p.getResult()), f = lastDim(p.getLatents());
-      add(name + ".weight", {d, f}, -1, {});
-      add(name + ".bias", {d}, -1, {});
-    }
+    // Each op names its parameters (DitParameterOpInterface).
+    SmallVector<dit::ParameterSpec> specs;
+    cast<dit::DitParameterOpInterface>(op).getParameters(tp, specs);
+    for (const dit::ParameterSpec &spec : specs)
+      add(spec.name, std::vector<int64_t>(spec.shape.begin(), spec.shape.end()),
+          spec.splitDim,
+          std::vector<int64_t>(spec.segments.begin(), spec.segments.end()),
+          spec.rank0Only);
     return out;
   }
 
@@ -286,27 +246,14 @@ struct Flattener {
       count("send", axesName(s.getGridAxes()), tensorBytes(s.getInput().getType()));
     } else if (auto r = dyn_cast<shard::RecvOp>(op)) {
       count("recv", axesName(r.getGridAxes()), 0);
-    } else if (auto attention = dyn_cast<dit::AttentionOp>(op)) {
-      auto ring = op->getAttrOfType<IntegerAttr>(kRingAxisAttrName);
-      if (!ring)
-        return;
-      int16_t axis = int16_t(ring.getInt());
-      int64_t hops = mesh.size(mesh.order[axis]) - 1;
-      // K and V image blocks rotate; replicated text rows stay.
-      auto k = cast<RankedTensorType>(attention.getInputs()[1].getType());
-      int64_t rows = k.getDimSize(1) - attention.getTextTokens();
-      int64_t block = rows * k.getDimSize(0) * k.getDimSize(2) *
-                      dtypeBytes(k.getElementType());
-      stats.collectives["shift"] += 2 * hops;
-      stats.bytesSent[axisName(mesh.order[axis])] += 2 * hops * block;
-    } else if (isa<dit::RMSNormOp, dit::LayerNormOp>(op) &&
-               op->hasAttr(kReduceStatsAttrName)) {
-      auto x = cast<RankedTensorType>(op->getResult(0).getType());
-      int64_t n = mesh.size(Axis::TP);
-      int64_t stats_ = isa<dit::LayerNormOp>(op) ? 2 : 1;
-      double bytes = double(elements(x.getShape()) / x.getShape().back()) *
-                     stats_ * 4;
-      count("all_reduce", "tp", 2.0 * (n - 1) / n * bytes);
+    } else if (auto cost = dyn_cast<dit::DitCostOpInterface>(op)) {
+      // dit ops that communicate themselves count their own traffic.
+      SmallVector<dit::Traffic> traffic;
+      cost.getTraffic(meshContext, traffic);
+      for (const dit::Traffic &t : traffic) {
+        stats.collectives[t.kind] += t.count;
+        stats.bytesSent[t.axis] += int64_t(t.bytes);
+      }
     }
   }
 

@@ -2,6 +2,7 @@
 #include "ditc/Transforms/Roles.h"
 #include "ditc/Transforms/ShardingAttrs.h"
 
+#include "dit/IR/DitInterfaces.h"
 #include "dit/IR/DitOps.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -45,16 +46,15 @@ void collect(func::FuncOp fn, std::vector<CollectiveCall> &calls,
       c.peer = recv.getSource() ? (*recv.getSource())[0] : -1;
       // Only the tensor moves; recv's operand is a placeholder.
       c.signature = "recv " + typesOf(op->getResultTypes());
-    } else if (isa<dit::AttentionOp>(op)) {
-      auto ring = op->getAttrOfType<IntegerAttr>(kRingAxisAttrName);
-      if (!ring)
+    } else if (auto shardable = dyn_cast<dit::DitShardableOpInterface>(op)) {
+      // dit ops that communicate themselves (ring attention, a norm's
+      // statistics all-reduce) say so through their interface.
+      std::optional<dit::ImplicitCollective> implicit =
+          shardable.getImplicitCollective();
+      if (!implicit)
         return;
-      c.kind = "ring_attention";
-      c.gridAxes.push_back(int16_t(ring.getInt()));
-    } else if (isa<dit::RMSNormOp, dit::LayerNormOp>(op) &&
-               op->hasAttr(kReduceStatsAttrName)) {
-      c.kind = "all_reduce_stats";
-      c.gridAxes.push_back(-1); // resolved by name below
+      c.kind = implicit->kind;
+      c.gridAxes.push_back(implicit->gridAxis); // -1: tp, resolved below
     } else if (op->getDialect() &&
                op->getDialect()->getNamespace() == "shard" &&
                !isa<shard::AllSliceOp>(op)) {
