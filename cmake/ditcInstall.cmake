@@ -34,6 +34,7 @@ install(FILES
           ${PROJECT_BINARY_DIR}/dialects/dit/IR/DitOps.h.inc
           ${PROJECT_BINARY_DIR}/dialects/dit/IR/DitEnums.h.inc
           ${PROJECT_BINARY_DIR}/dialects/dit/IR/DitAttrs.h.inc
+          ${PROJECT_BINARY_DIR}/dialects/dit/IR/DitInterfaces.h.inc
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dit/IR)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/include/ditc
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
