@@ -11,6 +11,7 @@
 #include "dit/IR/DitOps.h"
 #include "dit/IR/DitPassAttrs.h"
 #include "ditc/Importer/Importer.h"
+#include "ditc/Importer/LoadModel.h"
 #include "ditc/InitAll.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

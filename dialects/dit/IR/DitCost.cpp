@@ -44,10 +44,10 @@ int64_t AdaLNModulationOp::getFlops() {
 
 /// QKᵀ and PV: 2·B·H·Lq·Lk·d each. Lk is the keys' rows after any gather.
 int64_t AttentionOp::getFlops() {
-  auto q = cast<RankedTensorType>(getOperands()[0].getType());
+  auto q = cast<RankedTensorType>(getInputs()[0].getType());
   int64_t lk = getQkvLayout() == QKVLayout::Stacked
                    ? q.getDimSize(1)
-                   : cast<RankedTensorType>(getOperands()[1].getType())
+                   : cast<RankedTensorType>(getInputs()[1].getType())
                          .getDimSize(1);
   return 4 * q.getDimSize(0) * getNumHeads() * q.getDimSize(1) * lk *
          getHeadDim();
@@ -76,7 +76,7 @@ void AttentionOp::getTraffic(const MeshContext &mesh,
     return;
   const MeshAxis &ring = mesh.axes[*axis];
   int64_t hops = ring.size - 1;
-  auto k = cast<RankedTensorType>(getOperands()[1].getType());
+  auto k = cast<RankedTensorType>(getInputs()[1].getType());
   int64_t rows = k.getDimSize(1) - getTextTokens();
   int64_t block = rows * k.getDimSize(0) * k.getDimSize(2) * elementBytes(k);
   traffic.push_back(Traffic{"shift", ring.name, 2 * hops,

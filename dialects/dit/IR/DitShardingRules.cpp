@@ -321,7 +321,7 @@ LogicalResult ActivationOp::propagateSharding(ShardingContext &context) {
 
 LogicalResult AttentionOp::propagateSharding(ShardingContext &context) {
   const MeshContext &mesh = context.getMesh();
-  ValueSharding q = context.of(getOperands()[0]);
+  ValueSharding q = context.of(getInputs()[0]);
   AttentionPlan plan;
   int64_t tp = context.tp();
   if (tp > 1) {
