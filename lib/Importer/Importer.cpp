@@ -62,6 +62,19 @@ func::FuncOp addFunction(OpBuilder &b, ModuleOp module, StringRef name,
   return fn;
 }
 
+/// Names `fn`'s arguments as step inputs (`dit.input`, and `dit.branch` where
+/// `branches[i]` >= 0), so passes and the plan never rely on positions.
+void nameStepInputs(func::FuncOp fn, ArrayRef<StringRef> names,
+                    ArrayRef<int64_t> branches = {}) {
+  Builder b(fn.getContext());
+  for (auto [i, name] : llvm::enumerate(names)) {
+    fn.setArgAttr(i, DitDialect::kInputAttrName, b.getStringAttr(name));
+    if (i < branches.size() && branches[i] >= 0)
+      fn.setArgAttr(i, DitDialect::kBranchAttrName,
+                    b.getI64IntegerAttr(branches[i]));
+  }
+}
+
 } // namespace
 
 OwningOpRef<ModuleOp> importModel(MLIRContext &context, const ModelSpec &spec,
@@ -146,16 +159,22 @@ OwningOpRef<ModuleOp> importModel(MLIRContext &context, const ModelSpec &spec,
 
   // @transformer (and @transformer_2): the denoiser, block by block.
   SmallVector<Type> transformerInputs{latents, scalarBatch, textType};
-  if (spec.pooledDim)
+  SmallVector<StringRef> transformerNames{"latents", "timestep", "text"};
+  if (spec.pooledDim) {
     transformerInputs.push_back(pooledType);
-  if (spec.guidanceEmbeds)
+    transformerNames.push_back("pooled_text");
+  }
+  if (spec.guidanceEmbeds) {
     transformerInputs.push_back(scalarBatch);
+    transformerNames.push_back("guidance");
+  }
   std::vector<std::string> experts{"transformer"};
   if (spec.experts == 2)
     experts.push_back("transformer_2");
   for (const std::string &name : experts) {
     func::FuncOp fn = addFunction(b, *module, name, transformerInputs,
                                   {latents}, name);
+    nameStepInputs(fn, transformerNames);
     graph.buildTransformer(fn);
   }
 
@@ -163,13 +182,23 @@ OwningOpRef<ModuleOp> importModel(MLIRContext &context, const ModelSpec &spec,
   // combine, and the flow-matching Euler update.
   for (size_t e = 0; e < experts.size(); ++e) {
     SmallVector<Type> inputs{latents, scalarBatch, sigmaType, sigmaType};
-    for (int64_t branch = 0; branch < w.branches; ++branch)
+    SmallVector<StringRef> names{"latents", "timestep", "sigma", "sigma_next"};
+    SmallVector<int64_t> branches(names.size(), -1);
+    for (int64_t branch = 0; branch < w.branches; ++branch) {
       inputs.append(textOutputs.begin(), textOutputs.end());
-    if (spec.guidanceEmbeds)
+      names.push_back("text");
+      if (spec.pooledDim)
+        names.push_back("pooled_text");
+      branches.resize(names.size(), branch);
+    }
+    if (spec.guidanceEmbeds) {
       inputs.push_back(scalarBatch);
+      names.push_back("guidance");
+    }
     std::string name = e == 0 ? "denoise_step" : "denoise_step_2";
     func::FuncOp fn = addFunction(b, *module, name, inputs, {latents},
                                   "denoise_step");
+    nameStepInputs(fn, names, branches);
     b.setInsertionPointToStart(fn.addEntryBlock());
     auto args = fn.getArguments();
     SmallVector<Value> predictions;

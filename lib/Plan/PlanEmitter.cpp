@@ -16,6 +16,7 @@
 #include "ditc/Transforms/MeshInfo.h"
 #include "ditc/Transforms/Roles.h"
 #include "ditc/Transforms/ShardingAttrs.h"
+#include "ditc/Transforms/StepInputs.h"
 
 #include "dit/IR/DitInterfaces.h"
 #include "dit/IR/DitOps.h"
@@ -417,25 +418,16 @@ FailureOr<Plan> buildPlan(ModuleOp module, const ModelSpec &spec,
     if (failed(flat.emit(fn, functions, done)))
       return failure();
     json inputs = json::array();
-    int64_t perBranch = spec.pooledDim ? 2 : 1;
     for (BlockArgument arg : fn.getArguments()) {
-      int64_t id = flat.args[arg.getArgNumber()];
-      unsigned n = arg.getArgNumber();
-      json input = {{"value", id}};
-      if (n == 0)
-        input["name"] = "latents";
-      else if (n == 1)
-        input["name"] = "timestep";
-      else if (n == 2)
-        input["name"] = "sigma";
-      else if (n == 3)
-        input["name"] = "sigma_next";
-      else if (n < 4 + branches * perBranch) {
-        input["name"] = (n - 4) % perBranch == 0 ? "text" : "pooled_text";
-        input["branch"] = (n - 4) / perBranch;
-      } else {
-        input["name"] = "guidance";
-      }
+      StringRef name = stepInputName(arg);
+      if (name.empty())
+        return fn.emitError() << "argument #" << arg.getArgNumber()
+                              << " has no '" << dit::DitDialect::kInputAttrName
+                              << "' name; the importer names every step input";
+      json input = {{"name", name.str()},
+                    {"value", flat.args[arg.getArgNumber()]}};
+      if (std::optional<int64_t> branch = stepInputBranch(arg))
+        input["branch"] = *branch;
       inputs.push_back(input);
     }
     flat.stats.activationBytes = flat.peakActivationBytes();

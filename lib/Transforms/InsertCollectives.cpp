@@ -13,6 +13,7 @@
 #include "ditc/Transforms/MeshInfo.h"
 #include "ditc/Transforms/Passes.h"
 #include "ditc/Transforms/ShardingAttrs.h"
+#include "ditc/Transforms/StepInputs.h"
 
 #include "dit/IR/DitInterfaces.h"
 #include "dit/IR/DitOps.h"
@@ -76,7 +77,10 @@ struct InsertCollectivesPass
     OpBuilder b(fn.getContext());
     int64_t sequenceShards = context.getMesh().sequenceShards();
     // The latents arrive as this rank's block of patch tokens.
-    BlockArgument latents = fn.getArgument(0);
+    FailureOr<BlockArgument> latentsArg = requireStepInput(fn, "latents");
+    if (failed(latentsArg))
+      return failure();
+    BlockArgument latents = *latentsArg;
     PatchEmbedOp embed;
     for (Operation *user : latents.getUsers())
       if (auto op = dyn_cast<PatchEmbedOp>(user))
@@ -148,7 +152,10 @@ struct InsertCollectivesPass
                                      PartitionContext &context) {
     OpBuilder &b = context.getBuilder();
     const MeshContext &mesh = context.getMesh();
-    fn.getArgument(0).setType(tokens);
+    FailureOr<BlockArgument> latents = requireStepInput(fn, "latents");
+    if (failed(latents))
+      return failure();
+    latents->setType(tokens);
     SmallVector<func::CallOp> calls;
     fn.walk([&](func::CallOp call) { calls.push_back(call); });
     for (func::CallOp call : calls)

@@ -8,6 +8,7 @@
 #include "ditc/Analysis/MeshLayout.h"
 #include "ditc/Transforms/Passes.h"
 #include "ditc/Transforms/Roles.h"
+#include "ditc/Transforms/StepInputs.h"
 
 #include "dit/IR/DitOps.h"
 
@@ -104,7 +105,10 @@ struct LowerRolesPass : impl::LowerRolesBase<LowerRolesPass> {
     role.walk([&](func::CallOp call) { calls.push_back(call); });
     bool last = s == stages - 1;
     Location loc = role.getLoc();
-    Value latents = role.getArgument(0);
+    FailureOr<BlockArgument> latentsArg = requireStepInput(role, "latents");
+    if (failed(latentsArg))
+      return failure();
+    Value latents = *latentsArg;
     if (!last) {
       // Only the stage's share of each branch call; the prediction, the
       // combine and the update happen on the last stage. The new body is

@@ -13,6 +13,7 @@
 #include "ditc/Transforms/MeshInfo.h"
 #include "ditc/Transforms/Passes.h"
 #include "ditc/Transforms/ShardingAttrs.h"
+#include "ditc/Transforms/StepInputs.h"
 
 #include "dit/IR/DitInterfaces.h"
 #include "dit/IR/DitOps.h"
@@ -64,11 +65,14 @@ struct PropagateShardingPass
 
   /// Each op decides its results' shardings (DitShardableOpInterface).
   LogicalResult propagate(func::FuncOp fn, ShardingContext &context) {
-    // Arguments: latents, timesteps, text, [pooled text], [guidance].
+    // Arguments by their dit.input: the text tokens are their own token
+    // kind; latents, timesteps, pooled text and guidance start unsplit.
+    if (failed(requireStepInput(fn, "latents")))
+      return failure();
     for (BlockArgument arg : fn.getArguments()) {
       ValueSharding v;
       auto type = cast<RankedTensorType>(arg.getType());
-      if (arg.getArgNumber() == 2 && type.getRank() == 3)
+      if (stepInputName(arg) == "text" && type.getRank() == 3)
         v.tokens = TokenKind::Text;
       context.set(arg, v);
     }

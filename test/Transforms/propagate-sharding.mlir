@@ -7,7 +7,7 @@
 // patch and time embeddings stay as they are.
 module attributes {dit.mesh = #dit.mesh<tp = 2>} {
 // CHECK-LABEL: func.func @transformer
-func.func @transformer(%latents: tensor<1x4x2x4x4xf32>, %t: tensor<1xf32>, %text: tensor<1x3x8xf32>) -> tensor<1x8x8xf32> attributes {dit.component = "transformer"} {
+func.func @transformer(%latents: tensor<1x4x2x4x4xf32> {dit.input = "latents"}, %t: tensor<1xf32> {dit.input = "timestep"}, %text: tensor<1x3x8xf32> {dit.input = "text"}) -> tensor<1x8x8xf32> attributes {dit.component = "transformer"} {
   // CHECK: dit.patch_embed {{.*}}dit.sharding = [#dit.sharding<dims = {{\[\[}}], [], [{{\]\]}}>]
   %x = dit.patch_embed %latents {patch = array<i64: 1, 2, 2>, weight = "patch_embedding"} : tensor<1x4x2x4x4xf32> -> tensor<1x8x8xf32>
   // CHECK: dit.timestep_embedding {{.*}}dit.sharding = [#dit.sharding<dims = {{\[\[}}], [{{\]\]}}>]
@@ -51,7 +51,7 @@ func.func @transformer(%latents: tensor<1x4x2x4x4xf32>, %t: tensor<1xf32>, %text
 // the text whole; heads split over ulysses, rows rotate over ring.
 module attributes {dit.mesh = #dit.mesh<ring = 2, ulysses = 2>} {
 // CHECK-LABEL: func.func @transformer
-func.func @transformer(%latents: tensor<1x4x4x4xf32>, %t: tensor<1xf32>, %text: tensor<1x3x8xf32>) -> tensor<1x4x4x4xf32> attributes {dit.component = "transformer"} {
+func.func @transformer(%latents: tensor<1x4x4x4xf32> {dit.input = "latents"}, %t: tensor<1xf32> {dit.input = "timestep"}, %text: tensor<1x3x8xf32> {dit.input = "text"}) -> tensor<1x4x4x4xf32> attributes {dit.component = "transformer"} {
   // CHECK: dit.patch_embed {{.*}}dit.sharding = [#dit.sharding<dims = {{\[\[}}], ["ring", "ulysses"], [{{\]\]}}>]
   %x = dit.patch_embed %latents {patch = array<i64: 1, 2, 2>, weight = "x_embedder"} : tensor<1x4x4x4xf32> -> tensor<1x4x8xf32>
   // CHECK: dit.linear {{.*}}dit.sharding = [#dit.sharding<dims = {{\[\[}}], [], [{{\]\]}}>], weight = "context_embedder"
@@ -75,7 +75,7 @@ func.func @transformer(%latents: tensor<1x4x4x4xf32>, %t: tensor<1xf32>, %text: 
 // over every sequence axis instead.
 module attributes {dit.mesh = #dit.mesh<kv_gather = 2>} {
 // CHECK-LABEL: func.func @transformer
-func.func @transformer(%latents: tensor<1x4x4x4xf32>) -> tensor<1x4x8xf32> attributes {dit.component = "transformer"} {
+func.func @transformer(%latents: tensor<1x4x4x4xf32> {dit.input = "latents"}) -> tensor<1x4x8xf32> attributes {dit.component = "transformer"} {
   %x = dit.patch_embed %latents {patch = array<i64: 1, 2, 2>, weight = "x_embedder"} : tensor<1x4x4x4xf32> -> tensor<1x4x8xf32>
   // CHECK: dit.attention self {{.*}}dit.attention_plan = {heads = [], rows = "kv_gather"}
   %o = dit.attention self %x, %x, %x {num_heads = 2 : i64, head_dim = 4 : i64} : tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32> -> tensor<1x4x8xf32>
@@ -91,7 +91,7 @@ func.func @transformer(%latents: tensor<1x4x4x4xf32>) -> tensor<1x4x8xf32> attri
 // one row-parallel projection made of two TP-split segments.
 module attributes {dit.mesh = #dit.mesh<tp = 2>} {
 // CHECK-LABEL: func.func @transformer
-func.func @transformer(%latents: tensor<1x4x4x4xf32>) -> tensor<1x4x8xf32> attributes {dit.component = "transformer"} {
+func.func @transformer(%latents: tensor<1x4x4x4xf32> {dit.input = "latents"}) -> tensor<1x4x8xf32> attributes {dit.component = "transformer"} {
   %x = dit.patch_embed %latents {patch = array<i64: 1, 2, 2>, weight = "x_embedder"} : tensor<1x4x4x4xf32> -> tensor<1x4x8xf32>
   %m = dit.linear %x {weight = "proj_mlp", bias = true} : tensor<1x4x8xf32> -> tensor<1x4x32xf32>
   %a = dit.activation gelu_tanh %m : tensor<1x4x32xf32> -> tensor<1x4x32xf32>
@@ -102,5 +102,22 @@ func.func @transformer(%latents: tensor<1x4x4x4xf32>) -> tensor<1x4x8xf32> attri
   // CHECK: dit.linear {{.*}}dit.tp = "row", dit.tp_segments = array<i64: 8, 32>, weight = "proj_out"
   %p = dit.linear %c {weight = "proj_out", bias = true} : tensor<1x4x40xf32> -> tensor<1x4x8xf32>
   return %p : tensor<1x4x8xf32>
+}
+}
+
+// -----
+
+// The text is found by its dit.input name, wherever it sits: here it is
+// the first argument, and it stays whole while the image tokens split.
+module attributes {dit.mesh = #dit.mesh<ulysses = 2>} {
+// CHECK-LABEL: func.func @transformer
+func.func @transformer(%text: tensor<1x3x8xf32> {dit.input = "text"}, %latents: tensor<1x4x4x4xf32> {dit.input = "latents"}) -> tensor<1x7x8xf32> attributes {dit.component = "transformer"} {
+  // CHECK: dit.patch_embed {{.*}}dit.sharding = [#dit.sharding<dims = {{\[\[}}], ["ulysses"], [{{\]\]}}>]
+  %x = dit.patch_embed %latents {patch = array<i64: 1, 2, 2>, weight = "x_embedder"} : tensor<1x4x4x4xf32> -> tensor<1x4x8xf32>
+  // CHECK: dit.linear {{.*}}dit.sharding = [#dit.sharding<dims = {{\[\[}}], [], [{{\]\]}}>], weight = "context_embedder"
+  %txt = dit.linear %text {weight = "context_embedder", bias = true} : tensor<1x3x8xf32> -> tensor<1x3x8xf32>
+  // CHECK: dit.concat_streams {{.*}}dit.sharding = [#dit.sharding<dims = {{\[\[}}], ["ulysses"], [{{\]\]}}, replicated_text = 3>]
+  %j = dit.concat_streams %txt, %x {text_position = #dit<text_position prefix>} : tensor<1x3x8xf32>, tensor<1x4x8xf32> -> tensor<1x7x8xf32>
+  return %j : tensor<1x7x8xf32>
 }
 }

@@ -32,9 +32,19 @@ def Dit_Dialect : Dialect {
       * `dit.mesh`     : `#dit.mesh<...>`     optional parallel degrees.
       * `dit.deployment` : `#dit.deployment<...>` optional full deployment
         (per-component degrees, rank lists, nodes, signals).
+
+    Argument attributes of `@transformer` and `@denoise_step`:
+      * `dit.input`  : which step input the argument is: `"latents"`,
+        `"timestep"`, `"sigma"`, `"sigma_next"`, `"text"`, `"pooled_text"`
+        or `"guidance"`. Each name appears once per function (the text
+        inputs once per branch). Passes and the plan find inputs by it,
+        never by position.
+      * `dit.branch` : on the text inputs of a step, the guidance branch
+        they feed (0 = conditional).
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Registers the attributes (defined in DitAttrs.cpp, next to their
     /// storage classes).
@@ -47,6 +57,13 @@ def Dit_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kMeshAttrName = "dit.mesh";
     static constexpr ::llvm::StringLiteral kDeploymentAttrName = "dit.deployment";
     static constexpr ::llvm::StringLiteral kComponentAttrName = "dit.component";
+    /// Argument attributes the importer sets on the step and transformer
+    /// functions: which step input an argument is, and for the text inputs
+    /// of a step, which guidance branch it feeds.
+    static constexpr ::llvm::StringLiteral kInputAttrName = "dit.input";
+    static constexpr ::llvm::StringLiteral kBranchAttrName = "dit.branch";
+    /// The values `dit.input` may take, as the plan's `inputs` name them.
+    static ::llvm::ArrayRef<::llvm::StringLiteral> stepInputNames();
   }];
 }
 
