@@ -46,10 +46,12 @@ set_target_properties(DitcPlanReader PROPERTIES EXPORT_NAME plan_reader)
 set_target_properties(DitcModelSpec PROPERTIES EXPORT_NAME model_spec)
 set_target_properties(DitcDeployment PROPERTIES EXPORT_NAME deployment)
 set_target_properties(DitcLayout PROPERTIES EXPORT_NAME layout)
+set_target_properties(DitcPlanWriter PROPERTIES EXPORT_NAME plan_writer)
 set_target_properties(DitIR PROPERTIES EXPORT_NAME dialect)
 set_target_properties(DitcImporter PROPERTIES EXPORT_NAME importer)
 set_target_properties(DitcLegality PROPERTIES EXPORT_NAME legality)
 set_target_properties(DitcTransforms PROPERTIES EXPORT_NAME transforms)
+set_target_properties(DitcStepAccounting PROPERTIES EXPORT_NAME step_accounting)
 set_target_properties(DitcPlan PROPERTIES EXPORT_NAME plan)
 set_target_properties(DitcPasses PROPERTIES EXPORT_NAME passes)
 
@@ -62,9 +64,11 @@ function(ditc_install_export set)
 endfunction()
 
 ditc_install_export(ditcCoreTargets
-  DitcSupport DitcPlanReader DitcModelSpec DitcDeployment DitcLayout)
+  DitcSupport DitcPlanReader DitcModelSpec DitcDeployment DitcLayout
+  DitcPlanWriter)
 ditc_install_export(ditcCompilerTargets
-  DitIR DitcImporter DitcLegality DitcTransforms DitcPlan DitcPasses)
+  DitIR DitcImporter DitcLegality DitcTransforms DitcStepAccounting DitcPlan
+  DitcPasses)
 if(DITC_BUILD_RUNTIME)
   set_target_properties(DitcRuntime PROPERTIES EXPORT_NAME runtime)
   ditc_install_export(ditcRuntimeTargets DitcRuntime)

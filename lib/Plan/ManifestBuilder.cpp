@@ -1,0 +1,228 @@
+//===- ManifestBuilder.cpp - the plan manifest from the lowered module ----===//
+//
+// Reads the layout the pipeline recorded instead of laying the ranks out
+// again: a rank's coordinate on an axis is its position in the group of
+// that axis holding it (groups list their members by ascending coordinate,
+// the definition the runtime checks), and its program is its entry of the
+// rank table.
+//
+//===----------------------------------------------------------------------===//
+#include "ditc/Plan/ManifestBuilder.h"
+#include "ditc/Support/Utf8.h"
+#include "ditc/Transforms/Roles.h"
+
+#include "dit/IR/DitDialect.h"
+
+#include <map>
+
+using namespace mlir;
+using nlohmann::json;
+
+namespace ditc {
+namespace {
+
+//===----------------------------------------------------------------------===//
+// The pass attributes the manifest reads, one reader each
+//===----------------------------------------------------------------------===//
+
+/// `dit.roles`: the role functions, in role order.
+FailureOr<std::vector<func::FuncOp>> readRoles(ModuleOp module) {
+  auto roles = module->getAttrOfType<ArrayAttr>(kRolesAttrName);
+  if (!roles)
+    return module.emitError() << "the plan needs '" << kRolesAttrName
+                              << "', which dit-lower-roles sets";
+  std::vector<func::FuncOp> out;
+  for (Attribute ref : roles) {
+    auto symbol = dyn_cast<FlatSymbolRefAttr>(ref);
+    func::FuncOp fn =
+        symbol ? SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(module, symbol)
+               : func::FuncOp();
+    if (!fn)
+      return module.emitError() << "'" << kRolesAttrName << "' lists " << ref
+                                << ", which is not a function of the module";
+    out.push_back(fn);
+  }
+  return out;
+}
+
+/// `dit.role` on a role function: its {stage, cfg} coordinates.
+FailureOr<std::pair<int64_t, int64_t>> readRole(func::FuncOp fn) {
+  auto role = fn->getAttrOfType<DictionaryAttr>(kRoleAttrName);
+  IntegerAttr stage = role ? role.getAs<IntegerAttr>("stage") : IntegerAttr();
+  IntegerAttr cfg = role ? role.getAs<IntegerAttr>("cfg") : IntegerAttr();
+  if (!stage || !cfg)
+    return fn.emitError() << "needs '" << kRoleAttrName
+                          << " = {stage = S, cfg = C}', which dit-lower-roles "
+                             "sets on every role";
+  return std::make_pair(stage.getInt(), cfg.getInt());
+}
+
+/// `dit.rank_roles`: every rank's role index, -1 for an idle rank.
+FailureOr<ArrayRef<int64_t>> readRankRoles(ModuleOp module) {
+  auto table = module->getAttrOfType<DenseI64ArrayAttr>(kRankRolesAttrName);
+  if (!table)
+    return module.emitError() << "the plan needs '" << kRankRolesAttrName
+                              << " = array<i64: ...>', which dit-lower-roles "
+                                 "sets";
+  return table.asArrayRef();
+}
+
+/// `dit.groups`: per axis name, every group's ranks.
+using Groups = std::map<std::string, std::vector<std::vector<int64_t>>>;
+FailureOr<Groups> readGroups(ModuleOp module) {
+  auto groups = module->getAttrOfType<DictionaryAttr>(kGroupsAttrName);
+  if (!groups)
+    return module.emitError() << "the plan needs '" << kGroupsAttrName
+                              << "', which dit-mesh-layout sets";
+  Groups out;
+  for (NamedAttribute axis : groups) {
+    auto lists = dyn_cast<ArrayAttr>(axis.getValue());
+    if (!lists)
+      return module.emitError() << "'" << kGroupsAttrName << "." << axis.getName()
+                                << "' must be a list of array<i64>, got "
+                                << axis.getValue();
+    auto &axisGroups = out[axis.getName().str()];
+    for (Attribute list : lists) {
+      auto ranks = dyn_cast<DenseI64ArrayAttr>(list);
+      if (!ranks)
+        return module.emitError() << "'" << kGroupsAttrName << "."
+                                  << axis.getName()
+                                  << "' holds " << list << "; expected array<i64>";
+      axisGroups.emplace_back(ranks.asArrayRef().begin(), ranks.asArrayRef().end());
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+FailureOr<std::vector<RoleProgram>>
+readRolePrograms(ModuleOp module, const MeshInfo &mesh, int64_t branches) {
+  FailureOr<std::vector<func::FuncOp>> fns = readRoles(module);
+  if (failed(fns))
+    return failure();
+  int64_t cfg = mesh.size(Axis::CFG);
+  std::vector<RoleProgram> roles;
+  for (func::FuncOp fn : *fns) {
+    FailureOr<std::pair<int64_t, int64_t>> coords = readRole(fn);
+    if (failed(coords))
+      return failure();
+    RoleProgram role;
+    role.fn = fn;
+    std::tie(role.stage, role.cfg) = *coords;
+    // dit-lower-roles names the second expert's roles after @denoise_step_2.
+    role.expert = fn.getName().starts_with("denoise_step_2") ? "transformer_2"
+                                                              : "transformer";
+    role.id = "s" + std::to_string(role.stage) + "_c" +
+              std::to_string(role.cfg) +
+              (role.expert == "transformer_2" ? "_e2" : "");
+    role.file = "programs/" + role.id + ".json";
+    for (int64_t slot = 0; slot < branches / cfg; ++slot)
+      role.branches.push_back(role.cfg * (branches / cfg) + slot);
+    roles.push_back(std::move(role));
+  }
+  return roles;
+}
+
+json programEntry(const RoleProgram &role, std::pair<int64_t, int64_t> layers,
+                  const StepStats &stats) {
+  json perStep = {{"collectives", stats.collectives},
+                  {"bytes_sent", stats.bytesSent},
+                  {"param_bytes", stats.paramBytes},
+                  {"activation_bytes", stats.activationBytes}};
+  return {{"id", role.id},
+          {"file", role.file},
+          {"stage", role.stage},
+          {"branch", role.branches.empty() ? 0 : role.branches.front()},
+          {"branches", role.branches},
+          {"expert", role.expert},
+          {"layers", {layers.first, layers.second}},
+          {"per_step", std::move(perStep)}};
+}
+
+FailureOr<json> buildManifest(ModuleOp module, const MeshInfo &mesh,
+                              const std::vector<RoleProgram> &roles,
+                              json programs, const ModelSpec &spec,
+                              const Workload &workload,
+                              const Deployment &deployment,
+                              const std::vector<PlanWarning> &warnings) {
+  FailureOr<ArrayRef<int64_t>> table = readRankRoles(module);
+  FailureOr<Groups> groups = readGroups(module);
+  if (failed(table) || failed(groups))
+    return failure();
+
+  json manifest = {{"format_version", 1},
+                   {"model", modelSpecJson(spec)},
+                   {"workload", workloadJson(workload)}};
+  json axes = json::array();
+  for (Axis axis : mesh.order)
+    axes.push_back({{"name", axisName(axis)}, {"size", mesh.size(axis)}});
+  manifest["mesh"] = {{"axes", axes}, {"num_gpus", deployment.numGpus}};
+  // The node shape the check judged cross-node groups by: as given, or one
+  // node holding every rank. A legal deployment's shape covers the world.
+  int64_t perNode = deployment.ranksPerNode().value_or(deployment.numGpus);
+  manifest["topology"] = {
+      {"nnodes", deployment.nnodes.value_or(deployment.numGpus / perNode)},
+      {"gpus_per_node", perNode}};
+  json warningsJson = json::array();
+  for (const PlanWarning &warning : warnings)
+    warningsJson.push_back({{"rule", warning.rule},
+                            {"message", escapeInvalidUtf8(warning.message)},
+                            {"component", warning.component}});
+  manifest["warnings"] = warningsJson;
+  manifest["groups"] = *groups;
+  json seqAxes = json::array();
+  for (Axis a : mesh.sequenceAxes())
+    seqAxes.push_back(axisName(a));
+  manifest["latents"] = {
+      {"layout", "patch_tokens"},
+      {"tokens", workload.imageTokens},
+      {"features", spec.latentChannels * spec.patch[0] * spec.patch[1] * spec.patch[2]},
+      {"split_over", seqAxes}};
+
+  // A rank's coordinate on an axis is its position in its group there.
+  std::vector<std::map<std::string, int64_t>> coords(deployment.numGpus);
+  for (const auto &[axis, lists] : *groups)
+    for (const std::vector<int64_t> &group : lists)
+      for (size_t position = 0; position < group.size(); ++position)
+        if (group[position] >= 0 && group[position] < deployment.numGpus)
+          coords[group[position]][axis] = int64_t(position);
+
+  json ranks = json::array();
+  size_t perExpert = size_t(mesh.size(Axis::PP) * mesh.size(Axis::CFG));
+  for (int64_t rank = 0; rank < deployment.numGpus; ++rank) {
+    int64_t role = rank < int64_t(table->size()) ? (*table)[rank] : -1;
+    json entry = {{"rank", rank}};
+    if (role < 0) {
+      entry["program"] = nullptr;
+      ranks.push_back(entry);
+      continue;
+    }
+    size_t second = perExpert + size_t(role);
+    if (size_t(role) >= perExpert ||
+        (roles.size() > perExpert && second >= roles.size()))
+      return module.emitError()
+             << "'" << kRankRolesAttrName << "' gives rank " << rank
+             << " role " << role << ", but the module has " << roles.size()
+             << " roles (" << perExpert << " per expert)";
+    json c = json::object();
+    for (Axis axis : kAllAxes) {
+      auto found = coords[rank].find(axisName(axis));
+      if (found == coords[rank].end())
+        return module.emitError()
+               << "'" << kGroupsAttrName << "' has no " << axisName(axis)
+               << " group holding rank " << rank;
+      c[axisName(axis)] = found->second;
+    }
+    entry["coords"] = c;
+    entry["program"] = roles[role].id;
+    if (roles.size() > perExpert)
+      entry["program_2"] = roles[second].id;
+    ranks.push_back(entry);
+  }
+  manifest["ranks"] = ranks;
+  manifest["programs"] = std::move(programs);
+  return manifest;
+}
+
+} // namespace ditc
