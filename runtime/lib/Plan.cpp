@@ -563,6 +563,15 @@ private:
     return position == "prefix";
   }
 
+  /// A send's destination or a receive's source: one in-group index.
+  static int64_t peerIndex(const JsonObject &attrs, const std::string &field) {
+    std::vector<int64_t> peer = attrs.getIntList(field, 0, 1 << 20);
+    if (peer.size() != 1)
+      attrs.fail(field, "lists " + std::to_string(peer.size()) +
+                            " indices; expected one in-group index");
+    return peer[0];
+  }
+
   static std::array<int64_t, 3> triple(const JsonObject &attrs,
                                        const std::string &field, int64_t min,
                                        int64_t max) {
@@ -697,16 +706,13 @@ private:
       a.axis = attrs.getInt("slice_axis", 0, kDims - 1);
       break;
     case OpKind::Send:
-    case OpKind::Recv: {
       op.axes = axisList(attrs, "axes");
-      const char *field = op.kind == OpKind::Send ? "destination" : "source";
-      std::vector<int64_t> peer = attrs.getIntList(field, 0, 1 << 20);
-      if (peer.size() != 1)
-        attrs.fail(field, "lists " + std::to_string(peer.size()) +
-                              " indices; expected one in-group index");
-      a.peer = peer[0];
+      a.peer = peerIndex(attrs, "destination");
       break;
-    }
+    case OpKind::Recv:
+      op.axes = axisList(attrs, "axes");
+      a.peer = peerIndex(attrs, "source");
+      break;
     default:
       break;
     }
