@@ -78,15 +78,15 @@ FailureOr<Groups> readGroups(ModuleOp module) {
   for (NamedAttribute axis : groups) {
     auto lists = dyn_cast<ArrayAttr>(axis.getValue());
     if (!lists)
-      return module.emitError() << "'" << kGroupsAttrName << "." << axis.getName()
-                                << "' must be a list of array<i64>, got "
-                                << axis.getValue();
+      return module.emitError()
+             << "'" << kGroupsAttrName << "." << axis.getName().getValue()
+             << "' must be a list of array<i64>, got " << axis.getValue();
     auto &axisGroups = out[axis.getName().str()];
     for (Attribute list : lists) {
       auto ranks = dyn_cast<DenseI64ArrayAttr>(list);
       if (!ranks)
         return module.emitError() << "'" << kGroupsAttrName << "."
-                                  << axis.getName()
+                                  << axis.getName().getValue()
                                   << "' holds " << list << "; expected array<i64>";
       axisGroups.emplace_back(ranks.asArrayRef().begin(), ranks.asArrayRef().end());
     }
@@ -184,9 +184,17 @@ FailureOr<json> buildManifest(ModuleOp module, const MeshInfo &mesh,
   std::vector<std::map<std::string, int64_t>> coords(deployment.numGpus);
   for (const auto &[axis, lists] : *groups)
     for (const std::vector<int64_t> &group : lists)
-      for (size_t position = 0; position < group.size(); ++position)
-        if (group[position] >= 0 && group[position] < deployment.numGpus)
-          coords[group[position]][axis] = int64_t(position);
+      for (size_t position = 0; position < group.size(); ++position) {
+        int64_t rank = group[position];
+        if (rank < 0 || rank >= deployment.numGpus)
+          return module.emitError()
+                 << "'" << kGroupsAttrName << "." << axis << "' lists rank "
+                 << rank << ", outside the " << deployment.numGpus << " ranks";
+        if (!coords[rank].emplace(axis, int64_t(position)).second)
+          return module.emitError()
+                 << "'" << kGroupsAttrName << "." << axis << "' lists rank "
+                 << rank << " in two places";
+      }
 
   json ranks = json::array();
   size_t perExpert = size_t(mesh.size(Axis::PP) * mesh.size(Axis::CFG));
