@@ -108,16 +108,19 @@ func.func @transformer(%latents: tensor<1x4x4x4xf32> {dit.input = "latents"}) ->
 // -----
 
 // The text is found by its dit.input name, wherever it sits: here it is
-// the first argument, and it stays whole while the image tokens split.
-module attributes {dit.mesh = #dit.mesh<ulysses = 2>} {
+// the first argument, and its K/V projections are column-parallel over tp
+// like any projection of tokens feeding attention heads.
+module attributes {dit.mesh = #dit.mesh<tp = 2>} {
 // CHECK-LABEL: func.func @transformer
-func.func @transformer(%text: tensor<1x3x8xf32> {dit.input = "text"}, %latents: tensor<1x4x4x4xf32> {dit.input = "latents"}) -> tensor<1x7x8xf32> attributes {dit.component = "transformer"} {
-  // CHECK: dit.patch_embed {{.*}}dit.sharding = [#dit.sharding<dims = {{\[\[}}], ["ulysses"], [{{\]\]}}>]
+func.func @transformer(%text: tensor<1x3x8xf32> {dit.input = "text"}, %latents: tensor<1x4x4x4xf32> {dit.input = "latents"}) -> tensor<1x4x8xf32> attributes {dit.component = "transformer"} {
   %x = dit.patch_embed %latents {patch = array<i64: 1, 2, 2>, weight = "x_embedder"} : tensor<1x4x4x4xf32> -> tensor<1x4x8xf32>
-  // CHECK: dit.linear {{.*}}dit.sharding = [#dit.sharding<dims = {{\[\[}}], [], [{{\]\]}}>], weight = "context_embedder"
-  %txt = dit.linear %text {weight = "context_embedder", bias = true} : tensor<1x3x8xf32> -> tensor<1x3x8xf32>
-  // CHECK: dit.concat_streams {{.*}}dit.sharding = [#dit.sharding<dims = {{\[\[}}], ["ulysses"], [{{\]\]}}, replicated_text = 3>]
-  %j = dit.concat_streams %txt, %x {text_position = #dit<text_position prefix>} : tensor<1x3x8xf32>, tensor<1x4x8xf32> -> tensor<1x7x8xf32>
-  return %j : tensor<1x7x8xf32>
+  %q = dit.linear %x {weight = "attn2.to_q", bias = true} : tensor<1x4x8xf32> -> tensor<1x4x8xf32>
+  // CHECK: dit.linear {{.*}}dit.sharding = [#dit.sharding<dims = {{\[\[}}], [], ["tp"{{\]\]}}>], dit.tp = "column", weight = "attn2.to_k"
+  %k = dit.linear %text {weight = "attn2.to_k", bias = true} : tensor<1x3x8xf32> -> tensor<1x3x8xf32>
+  // CHECK: dit.linear {{.*}}dit.tp = "column", weight = "attn2.to_v"
+  %v = dit.linear %text {weight = "attn2.to_v", bias = true} : tensor<1x3x8xf32> -> tensor<1x3x8xf32>
+  // CHECK: dit.attention cross {{.*}}dit.attention_plan = {heads = ["tp"], rows = "local"}
+  %o = dit.attention cross %q, %k, %v {num_heads = 2 : i64, head_dim = 4 : i64} : tensor<1x4x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32> -> tensor<1x4x8xf32>
+  return %o : tensor<1x4x8xf32>
 }
 }
