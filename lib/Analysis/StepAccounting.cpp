@@ -9,7 +9,9 @@
 #include "ditc/Analysis/StepAccounting.h"
 #include "ditc/Transforms/ShardingAttrs.h"
 
+#include "dit/IR/DitInterfaces.h"
 #include "dit/IR/DitOps.h"
+#include "dit/IR/DitPassAttrs.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 
@@ -20,38 +22,6 @@ using namespace mlir;
 
 namespace ditc {
 namespace {
-
-//===----------------------------------------------------------------------===//
-// The pass attributes accounting reads, one reader each
-//===----------------------------------------------------------------------===//
-
-/// `dit.tp` on a linear: "column", "row", or "" when it is not TP-split.
-StringRef tpRole(Operation *op) {
-  auto role = op->getAttrOfType<StringAttr>(kTPRoleAttrName);
-  return role ? role.getValue() : StringRef();
-}
-
-/// `dit.tp_segments`: the global widths the split dimension is made of
-/// (empty: one piece).
-std::vector<int64_t> tpSegments(Operation *op) {
-  auto segments = op->getAttrOfType<DenseI64ArrayAttr>(kTPSegmentsAttrName);
-  if (!segments)
-    return {};
-  return {segments.asArrayRef().begin(), segments.asArrayRef().end()};
-}
-
-/// `dit.reduce_stats_over` on a norm: its statistics are all-reduced over tp.
-bool reducesStatsOverTP(Operation *op) {
-  return op->hasAttr(kReduceStatsAttrName);
-}
-
-/// `dit.ring_axis` on attention: the grid axis K and V rotate over.
-std::optional<int16_t> ringGridAxis(Operation *op) {
-  auto ring = op->getAttrOfType<IntegerAttr>(kRingAxisAttrName);
-  if (!ring)
-    return std::nullopt;
-  return int16_t(ring.getInt());
-}
 
 //===----------------------------------------------------------------------===//
 // Sizes
@@ -125,52 +95,15 @@ std::vector<ParamSlice> parameterSlices(Operation *op, const MeshInfo &mesh) {
     p.localBytes = elements(local) * elementBytes(elt);
     out.push_back(std::move(p));
   };
-  if (auto linear = dyn_cast<dit::LinearOp>(op)) {
-    int64_t in = lastDim(linear.getInput()), width = lastDim(linear.getResult());
-    StringRef role = tpRole(op);
-    if (role == "column") {
-      add(name + ".weight", {width * tp, in}, 0, tpSegments(op));
-      if (linear.getBias())
-        add(name + ".bias", {width * tp}, 0, tpSegments(op));
-    } else if (role == "row") {
-      add(name + ".weight", {width, in * tp}, 1, tpSegments(op));
-      if (linear.getBias())
-        add(name + ".bias", {width}, -1, {}, /*rank0Only=*/true);
-    } else {
-      add(name + ".weight", {width, in}, -1, {});
-      if (linear.getBias())
-        add(name + ".bias", {width}, -1, {});
-    }
-  } else if (isa<dit::LayerNormOp, dit::RMSNormOp>(op)) {
-    int64_t width = lastDim(op->getResult(0));
-    auto group = op->getAttrOfType<IntegerAttr>("group_size");
-    bool split = reducesStatsOverTP(op);
-    std::vector<int64_t> shape = {
-        group ? group.getInt() : (split ? width * tp : width)};
-    int64_t splitDim = split && !group ? 0 : -1;
-    add(name + ".weight", shape, splitDim, {});
-    if (isa<dit::LayerNormOp>(op))
-      add(name + ".bias", shape, splitDim, {});
-  } else if (auto adaln = dyn_cast<dit::AdaLNModulationOp>(op)) {
-    auto r = cast<RankedTensorType>(adaln.getType());
-    int64_t e = lastDim(adaln.getCondition());
-    if (adaln.getTable()) {
-      add(name, {1, r.getDimSize(1), r.getDimSize(2)}, -1, {});
-    } else {
-      add(name + ".weight", {r.getDimSize(1) * r.getDimSize(2), e}, -1, {});
-      add(name + ".bias", {r.getDimSize(1) * r.getDimSize(2)}, -1, {});
-    }
-  } else if (auto t = dyn_cast<dit::TimestepEmbeddingOp>(op)) {
-    int64_t d = lastDim(t.getResult()), f = t.getFreqDim();
-    add(name + ".linear_1.weight", {d, f}, -1, {});
-    add(name + ".linear_1.bias", {d}, -1, {});
-    add(name + ".linear_2.weight", {d, d}, -1, {});
-    add(name + ".linear_2.bias", {d}, -1, {});
-  } else if (auto p = dyn_cast<dit::PatchEmbedOp>(op)) {
-    int64_t d = lastDim(p.getResult()), f = lastDim(p.getLatents());
-    add(name + ".weight", {d, f}, -1, {});
-    add(name + ".bias", {d}, -1, {});
-  }
+  // Each op names its parameters (DitParameterOpInterface).
+  SmallVector<dit::ParameterSpec> specs;
+  if (auto parameters = dyn_cast<dit::DitParameterOpInterface>(op))
+    parameters.getParameters(tp, specs);
+  for (const dit::ParameterSpec &spec : specs)
+    add(spec.name, std::vector<int64_t>(spec.shape.begin(), spec.shape.end()),
+        spec.splitDim,
+        std::vector<int64_t>(spec.segments.begin(), spec.segments.end()),
+        spec.rank0Only);
   return out;
 }
 
@@ -205,28 +138,19 @@ std::optional<Traffic> opTraffic(Operation *op, const MeshInfo &mesh) {
     return collective("send", s.getGridAxes(), 1.0, s.getInput().getType());
   if (auto r = dyn_cast<shard::RecvOp>(op))
     return Traffic{"recv", axesName(mesh, r.getGridAxes()), 1, 0};
-  if (auto attention = dyn_cast<dit::AttentionOp>(op)) {
-    std::optional<int16_t> axis = ringGridAxis(op);
-    if (!axis || op->getNumOperands() < 2)
+  // dit ops that communicate themselves (ring attention's K/V shifts, a
+  // norm's statistics) count their own traffic (DitCostOpInterface).
+  if (auto cost = dyn_cast<dit::DitCostOpInterface>(op)) {
+    SmallVector<dit::Traffic> traffic;
+    cost.getTraffic(meshContextOf(mesh), traffic);
+    if (traffic.empty())
       return std::nullopt;
-    int64_t hops = mesh.size(mesh.order[*axis]) - 1;
-    // K and V image blocks rotate; replicated text rows stay.
-    auto k = cast<RankedTensorType>(op->getOperand(1).getType());
-    int64_t rows = k.getDimSize(1) - attention.getTextTokens();
-    int64_t block = rows * k.getDimSize(0) * k.getDimSize(2) *
-                    elementBytes(k.getElementType());
-    return Traffic{"shift", axisName(mesh.order[*axis]), 2 * hops,
-                   2 * hops * block};
-  }
-  if (isa<dit::RMSNormOp, dit::LayerNormOp>(op) && reducesStatsOverTP(op)) {
-    // One f32 statistic per token (two for layer norm: sum and sum of
-    // squares), all-reduced over tp.
-    auto x = cast<RankedTensorType>(op->getResult(0).getType());
-    int64_t n = mesh.size(Axis::TP);
-    int64_t statistics = isa<dit::LayerNormOp>(op) ? 2 : 1;
-    double bytes =
-        double(elements(x.getShape()) / x.getShape().back()) * statistics * 4;
-    return Traffic{"all_reduce", "tp", 1, int64_t(2.0 * (n - 1) / n * bytes)};
+    Traffic total{traffic.front().kind, traffic.front().axis, 0, 0};
+    for (const dit::Traffic &t : traffic) {
+      total.count += t.count;
+      total.bytes += int64_t(t.bytes);
+    }
+    return total;
   }
   return std::nullopt;
 }
@@ -236,52 +160,23 @@ std::optional<Traffic> opTraffic(Operation *op, const MeshInfo &mesh) {
 //===----------------------------------------------------------------------===//
 
 int64_t opFlops(Operation *op, const MeshInfo &mesh) {
-  if (op->getNumResults() == 0)
+  // Each op counts its own work on its local types (DitCostOpInterface).
+  auto cost = dyn_cast<dit::DitCostOpInterface>(op);
+  if (!cost)
     return 0;
-  Value result = op->getResult(0);
-  // A GEMM whose output is `result`: 2 M N K = 2 |result| K.
-  auto gemm = [&](int64_t k) { return 2 * valueElements(result) * k; };
-  if (auto linear = dyn_cast<dit::LinearOp>(op))
-    return gemm(lastDim(linear.getInput()));
-  if (auto embed = dyn_cast<dit::PatchEmbedOp>(op)) {
-    // Before partitioning the latents are [B, C, (F,) H, W]; after, patch
-    // tokens. Either way every token reads |latents| / tokens features.
-    int64_t tokens = valueElements(result) / lastDim(result);
-    return gemm(tokens ? valueElements(embed.getLatents()) / tokens : 0);
-  }
-  if (auto t = dyn_cast<dit::TimestepEmbeddingOp>(op))
-    return gemm(t.getFreqDim()) + gemm(lastDim(result));
-  if (auto adaln = dyn_cast<dit::AdaLNModulationOp>(op)) {
-    if (adaln.getTable())
-      return valueElements(result);
-    return gemm(lastDim(adaln.getCondition()));
-  }
-  if (auto attention = dyn_cast<dit::AttentionOp>(op)) {
-    // Scores Q K^T and their product with V: 2 B H Lq Lk d each, where
-    // H d is the local query width.
-    if (op->getNumOperands() == 0)
-      return 0;
-    auto q = cast<RankedTensorType>(op->getOperand(0).getType());
-    int64_t batch = q.getDimSize(0), rows = q.getDimSize(1);
-    int64_t width = q.getDimSize(2), keys = rows;
-    if (op->getNumOperands() == 1) {
-      width /= 3; // stacked [B, L, 3 H d]
-    } else {
-      keys = cast<RankedTensorType>(op->getOperand(1).getType()).getDimSize(1);
-    }
-    if (std::optional<int16_t> axis = ringGridAxis(op)) {
-      // Over the R - 1 hops every ring member's image rows pass by; the
-      // replicated text rows are attended once.
-      int64_t text = attention.getTextTokens();
-      keys = text + (keys - text) * mesh.size(mesh.order[*axis]);
-    }
-    return 4 * batch * rows * keys * width;
-  }
-  if (isa<dit::LayerNormOp, dit::RMSNormOp, dit::ModulateOp,
-          dit::ResidualAddOp, dit::ActivationOp, dit::RotaryEmbeddingOp,
-          dit::CFGCombineOp, dit::SchedulerStepOp>(op))
-    return valueElements(result);
-  return 0;
+  int64_t flops = cost.getFlops();
+  // Ring attention's local keys are one member's rows; over the R - 1 hops
+  // every member's image rows pass by, and the replicated text rows are
+  // attended once. Only the mesh knows R.
+  auto attention = dyn_cast<dit::AttentionOp>(op);
+  std::optional<int16_t> axis = dit::getRingAxis(op);
+  if (!attention || !axis || attention.getInputs().size() < 2)
+    return flops;
+  int64_t keys =
+      cast<RankedTensorType>(attention.getInputs()[1].getType()).getDimSize(1);
+  int64_t text = attention.getTextTokens();
+  int64_t seen = text + (keys - text) * mesh.size(mesh.order[*axis]);
+  return keys ? flops / keys * seen : 0;
 }
 
 //===----------------------------------------------------------------------===//

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "ditc/Analysis/StepAccounting.h"
 #include "ditc/Importer/Importer.h"
+#include "ditc/Importer/LoadModel.h"
 #include "ditc/InitAll.h"
 #include "ditc/Transforms/Pipelines.h"
 #include "ditc/Transforms/Roles.h"

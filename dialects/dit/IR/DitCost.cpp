@@ -61,6 +61,8 @@ DIT_ELEMENTWISE_FLOPS(RotaryEmbeddingOp)
 DIT_ELEMENTWISE_FLOPS(ModulateOp)
 DIT_ELEMENTWISE_FLOPS(ResidualAddOp)
 DIT_ELEMENTWISE_FLOPS(ActivationOp)
+DIT_ELEMENTWISE_FLOPS(CFGCombineOp)
+DIT_ELEMENTWISE_FLOPS(SchedulerStepOp)
 #undef DIT_ELEMENTWISE_FLOPS
 
 int64_t ConcatStreamsOp::getFlops() { return 0; }

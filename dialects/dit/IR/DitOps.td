@@ -468,7 +468,8 @@ def Dit_CFGSelectOp : Dit_Op<"cfg_select", [Pure, SameOperandsAndResultType]> {
 // Denoising loop
 //===----------------------------------------------------------------------===//
 
-def Dit_CFGCombineOp : Dit_Op<"cfg_combine", [Pure, SameOperandsAndResultType]> {
+def Dit_CFGCombineOp : Dit_Op<"cfg_combine", [Pure, SameOperandsAndResultType,
+    Dit_Cost]> {
   let summary = "Classifier-free guidance combine of the branch predictions";
   let description = [{
     The last operand is the unconditional prediction `u`; the others are
@@ -486,7 +487,7 @@ def Dit_CFGCombineOp : Dit_Op<"cfg_combine", [Pure, SameOperandsAndResultType]> 
   let hasVerifier = 1;
 }
 
-def Dit_SchedulerStepOp : Dit_Op<"scheduler_step", [Pure,
+def Dit_SchedulerStepOp : Dit_Op<"scheduler_step", [Pure, Dit_Cost,
     AllTypesMatch<["latents", "velocity", "result"]>,
     AllTypesMatch<["sigma", "sigma_next"]>]> {
   let summary = "One elementwise scheduler update of the latents";

@@ -26,8 +26,10 @@ namespace ditc {
 /// pipeline defaults to, and whether it runs true CFG. Each family's file
 /// in lib/Importer/Families defines its row.
 struct FamilyInfo {
-  const char *name;         // short name used in IR and docs ("wan")
-  const char *className;    // diffusers transformer _class_name
+  // A spec built by hand (tests, tools) has no family: empty names, never
+  // null ones.
+  const char *name = "";    // short name used in IR and docs ("wan")
+  const char *className = ""; // diffusers transformer _class_name
   bool video;               // latents have a frame dimension
   int64_t vaeSpatial;       // published VAE spatial compression
   int64_t vaeTemporal;      // published VAE temporal compression (1: images)
@@ -36,8 +38,8 @@ struct FamilyInfo {
   double defaultGuidance;
   int64_t defaultSteps;
   int64_t textTokens;       // pipeline max_sequence_length (+ CLIP for SD3)
-  const char *textEncoder;  // class of the text encoder
-  const char *vaeClass;     // class of the VAE
+  const char *textEncoder = ""; // class of the text encoder
+  const char *vaeClass = "";    // class of the VAE
   // The model_index.json component holding the long-text encoder.
   const char *textEncoderKey = "text_encoder";
   // Whether a VAE config's block_out_channels gives the spatial compression
