@@ -1,0 +1,72 @@
+//===- HardwareProfile.h - the numbers the cost model prices with -*- C++ -*-===//
+//
+// A hardware profile is one GPU type in one kind of node: peak FLOP/s,
+// memory, the link inside a node and the NIC between nodes, and the fraction
+// of each peak that real kernels and collectives reach. The bundled
+// profiles live in models/hardware/profiles.json, where every number carries
+// its source; users pass their own file with --hardware. No MLIR here, so
+// `ditc calibrate` (which links the runtime) can write one.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DITC_COSTMODEL_HARDWAREPROFILE_H
+#define DITC_COSTMODEL_HARDWAREPROFILE_H
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ditc {
+
+/// The collective algorithms the model prices.
+enum class CollectiveKind { AllReduce, AllGather, AllToAll, SendRecv, RingShift };
+/// "all_reduce", "all_gather", "all_to_all", "send_recv", "ring_shift".
+const char *collectiveKindName(CollectiveKind kind);
+
+/// One link class: bandwidth per GPU per direction (bytes/s) and the latency
+/// of one step of a collective algorithm (seconds).
+struct LinkClass {
+  double bandwidth = 0, latency = 0;
+};
+
+struct HardwareProfile {
+  std::string name, description, file;
+  int64_t gpusPerNode = 8;
+  double peakFlopsBf16 = 0, peakFlopsFp32 = 0;
+  double memoryBytes = 0, memoryBandwidth = 0;
+  LinkClass intraNode, interNode;
+  /// Achievable fraction of peak, in (0, 1].
+  double gemmEfficiency = 1, attentionEfficiency = 1, elementwiseEfficiency = 1;
+  std::map<CollectiveKind, double> collectiveEfficiency;
+  /// Fraction of one hop's attention time that can hide that hop's ring
+  /// transfer, in [0, 1] (1 when the engine overlaps them, 0 when not).
+  double ringOverlap = 0;
+
+  double peakFlops(bool bf16) const { return bf16 ? peakFlopsBf16 : peakFlopsFp32; }
+};
+
+/// The bundled profiles file (beside the bundled models).
+std::string bundledHardwareFile();
+/// Names of the profiles in the bundled file, in file order.
+std::vector<std::string> bundledHardwareNames();
+
+/// `nameOrFile` is a bundled profile name (case-insensitive) or a path to a
+/// profiles file (the bundled format: {"profiles": {NAME: {...}}}, whose
+/// only profile is taken, or which must hold `profileName`). Throws BadInput
+/// naming the file, the field and the value for a malformed or incomplete
+/// profile, a non-positive bandwidth, an efficiency outside (0, 1], or an
+/// unknown name (listing the known ones).
+HardwareProfile loadHardwareProfile(const std::string &nameOrFile);
+
+/// Parses every profile of a profiles document read from `file`.
+std::vector<HardwareProfile> parseHardwareProfiles(const std::string &text,
+                                                   const std::string &file);
+
+/// The profile as a profiles document ({"format", "profiles": {name: ...}})
+/// with `source` on every number; `ditc calibrate` writes this.
+std::string hardwareProfileToJson(const HardwareProfile &profile,
+                                  const std::map<std::string, std::string> &sources);
+
+} // namespace ditc
+
+#endif // DITC_COSTMODEL_HARDWAREPROFILE_H

@@ -1,0 +1,206 @@
+//===- HardwareProfile.cpp - read and check hardware profiles -------------===//
+#include "ditc/CostModel/HardwareProfile.h"
+
+#include "ditc/Importer/ModelSpec.h"
+#include "ditc/Support/BadInput.h"
+#include "ditc/Support/JsonFile.h"
+#include "ditc/Support/ReadFile.h"
+#include "ditc/Support/Spelling.h"
+#include "ditc/Support/Utf8.h"
+
+#include <sys/stat.h>
+
+#include <cmath>
+#include <sstream>
+
+using nlohmann::json;
+
+namespace ditc {
+
+const char *collectiveKindName(CollectiveKind kind) {
+  switch (kind) {
+  case CollectiveKind::AllReduce: return "all_reduce";
+  case CollectiveKind::AllGather: return "all_gather";
+  case CollectiveKind::AllToAll: return "all_to_all";
+  case CollectiveKind::SendRecv: return "send_recv";
+  case CollectiveKind::RingShift: return "ring_shift";
+  }
+  return "?";
+}
+
+namespace {
+
+constexpr CollectiveKind kCollectiveKinds[] = {
+    CollectiveKind::AllReduce, CollectiveKind::AllGather,
+    CollectiveKind::AllToAll, CollectiveKind::SendRecv,
+    CollectiveKind::RingShift};
+
+/// Bounds that no real machine reaches, so a typo (bytes for gigabytes, a
+/// negative sign) is refused rather than priced.
+constexpr double kMaxFlops = 1e18;       // an exaFLOP/s per GPU
+constexpr double kMaxBytes = 1e15;       // a petabyte of memory
+constexpr double kMaxBandwidth = 1e14;   // 100 TB/s
+constexpr double kMaxLatency = 1.0;      // a second per collective step
+
+/// A number field {value, source}: the value within (min, max], and a
+/// non-empty source, since every profile number must say where it is from.
+double sourcedNumber(const JsonObject &object, const std::string &field,
+                     double min, double max, bool minInclusive = false) {
+  JsonObject entry = object.getObject(field);
+  if (!entry.has("value"))
+    entry.fail("value", "is missing; every profile number is {\"value\": "
+                        "N, \"source\": \"...\"}");
+  const json &raw = entry.raw().at("value");
+  std::ostringstream allowed;
+  allowed << "a number in " << (minInclusive ? "[" : "(") << min << ", "
+          << max << "]";
+  if (!raw.is_number())
+    entry.fail("value", "is " + describeJson(raw) + ", expected " + allowed.str());
+  double value = raw.get<double>();
+  if (!std::isfinite(value) || value > max ||
+      (minInclusive ? value < min : value <= min))
+    entry.fail("value", "is " + raw.dump() + ", expected " + allowed.str());
+  std::string source = entry.getString("source");
+  if (source.empty())
+    entry.fail("source", "is empty; say which datasheet, measurement or "
+                         "assumption the number comes from");
+  return value;
+}
+
+HardwareProfile parseProfile(const JsonObject &object, const std::string &name) {
+  HardwareProfile p;
+  p.name = name;
+  p.file = object.file();
+  p.description = object.getOptionalString("description").value_or("");
+  p.gpusPerNode = int64_t(sourcedNumber(object, "gpus_per_node", 1, 1 << 20,
+                                        /*minInclusive=*/true));
+  if (double(p.gpusPerNode) !=
+      object.raw().at("gpus_per_node").at("value").get<double>())
+    object.getObject("gpus_per_node").fail("value", "is not a whole number");
+  p.peakFlopsBf16 = sourcedNumber(object, "peak_flops_bf16", 0, kMaxFlops);
+  p.peakFlopsFp32 = sourcedNumber(object, "peak_flops_fp32", 0, kMaxFlops);
+  p.memoryBytes = sourcedNumber(object, "memory_bytes", 0, kMaxBytes);
+  p.memoryBandwidth = sourcedNumber(object, "memory_bandwidth", 0, kMaxBandwidth);
+  p.intraNode.bandwidth =
+      sourcedNumber(object, "intra_node_bandwidth", 0, kMaxBandwidth);
+  p.intraNode.latency = sourcedNumber(object, "intra_node_latency", 0,
+                                      kMaxLatency, /*minInclusive=*/true);
+  p.interNode.bandwidth =
+      sourcedNumber(object, "inter_node_bandwidth", 0, kMaxBandwidth);
+  p.interNode.latency = sourcedNumber(object, "inter_node_latency", 0,
+                                      kMaxLatency, /*minInclusive=*/true);
+  JsonObject efficiency = object.getObject("efficiency");
+  p.gemmEfficiency = sourcedNumber(efficiency, "gemm", 0, 1);
+  p.attentionEfficiency = sourcedNumber(efficiency, "attention", 0, 1);
+  p.elementwiseEfficiency = sourcedNumber(efficiency, "elementwise", 0, 1);
+  for (CollectiveKind kind : kCollectiveKinds)
+    p.collectiveEfficiency[kind] =
+        sourcedNumber(efficiency, collectiveKindName(kind), 0, 1);
+  p.ringOverlap = sourcedNumber(efficiency, "ring_overlap", 0, 1,
+                                /*minInclusive=*/true);
+  return p;
+}
+
+bool isRegularFile(const std::string &path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+} // namespace
+
+std::vector<HardwareProfile> parseHardwareProfiles(const std::string &text,
+                                                   const std::string &file) {
+  json root = JsonObject::parseText(text, file);
+  if (!root.is_object())
+    badFile(file, "is " + describeJson(root) +
+                      ", expected an object {\"profiles\": {NAME: {...}}}");
+  JsonObject top(file, &root);
+  JsonObject profiles = top.getObject("profiles");
+  if (profiles.raw().empty())
+    top.fail("profiles", "is empty, expected at least one profile");
+  std::vector<HardwareProfile> out;
+  for (auto &[name, value] : profiles.raw().items()) {
+    if (name.empty())
+      profiles.fail(name, "has an empty profile name");
+    out.push_back(parseProfile(profiles.getObject(name), name));
+  }
+  return out;
+}
+
+std::string bundledHardwareFile() {
+  return bundledModelsDir() + "/hardware/profiles.json";
+}
+
+std::vector<std::string> bundledHardwareNames() {
+  std::string file = bundledHardwareFile();
+  std::vector<std::string> names;
+  for (const HardwareProfile &p : parseHardwareProfiles(
+           readRegularFile(file, kMaxJsonFileBytes, {false, "hardware profiles"}), file))
+    names.push_back(p.name);
+  return names;
+}
+
+HardwareProfile loadHardwareProfile(const std::string &nameOrFile) {
+  bool looksLikePath = nameOrFile.find('/') != std::string::npos ||
+                       nameOrFile.size() > 5 &&
+                           nameOrFile.compare(nameOrFile.size() - 5, 5, ".json") == 0;
+  if (looksLikePath || isRegularFile(nameOrFile)) {
+    std::string text =
+        readRegularFile(nameOrFile, kMaxJsonFileBytes, {false, "hardware profile"});
+    std::vector<HardwareProfile> profiles =
+        parseHardwareProfiles(text, escapeInvalidUtf8(nameOrFile));
+    if (profiles.size() != 1)
+      badFile(escapeInvalidUtf8(nameOrFile),
+              "holds " + std::to_string(profiles.size()) +
+                  " profiles; pass a bundled name to choose one, or a file "
+                  "with exactly one");
+    return profiles.front();
+  }
+  std::string file = bundledHardwareFile();
+  std::vector<HardwareProfile> profiles = parseHardwareProfiles(
+      readRegularFile(file, kMaxJsonFileBytes, {false, "hardware profiles"}), file);
+  std::vector<std::string> names;
+  for (const HardwareProfile &p : profiles) {
+    if (equalsIgnoringCase(p.name, nameOrFile))
+      return p;
+    names.push_back(p.name);
+  }
+  badFlag("--hardware", escapeInvalidUtf8(nameOrFile),
+          "--hardware '" + escapeInvalidUtf8(nameOrFile) +
+              "' is neither a known profile nor a file" +
+              nearestAndKnown(nameOrFile, names, "known profiles"));
+}
+
+std::string hardwareProfileToJson(
+    const HardwareProfile &p, const std::map<std::string, std::string> &sources) {
+  auto number = [&](const std::string &field, double value) {
+    auto it = sources.find(field);
+    return json{{"value", value},
+                {"source", it != sources.end() ? it->second : "assumption"}};
+  };
+  json profile = {
+      {"description", p.description},
+      {"gpus_per_node", number("gpus_per_node", double(p.gpusPerNode))},
+      {"peak_flops_bf16", number("peak_flops_bf16", p.peakFlopsBf16)},
+      {"peak_flops_fp32", number("peak_flops_fp32", p.peakFlopsFp32)},
+      {"memory_bytes", number("memory_bytes", p.memoryBytes)},
+      {"memory_bandwidth", number("memory_bandwidth", p.memoryBandwidth)},
+      {"intra_node_bandwidth", number("intra_node_bandwidth", p.intraNode.bandwidth)},
+      {"intra_node_latency", number("intra_node_latency", p.intraNode.latency)},
+      {"inter_node_bandwidth", number("inter_node_bandwidth", p.interNode.bandwidth)},
+      {"inter_node_latency", number("inter_node_latency", p.interNode.latency)},
+  };
+  json efficiency = {
+      {"gemm", number("gemm", p.gemmEfficiency)},
+      {"attention", number("attention", p.attentionEfficiency)},
+      {"elementwise", number("elementwise", p.elementwiseEfficiency)},
+      {"ring_overlap", number("ring_overlap", p.ringOverlap)}};
+  for (auto &[kind, value] : p.collectiveEfficiency)
+    efficiency[collectiveKindName(kind)] = number(collectiveKindName(kind), value);
+  profile["efficiency"] = efficiency;
+  json root = {{"format", "ditc-hardware-profiles/1"},
+               {"profiles", {{p.name, profile}}}};
+  return root.dump(2) + "\n";
+}
+
+} // namespace ditc
