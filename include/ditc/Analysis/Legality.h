@@ -15,6 +15,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -126,6 +127,22 @@ mlir::FailureOr<LegalityContext> buildLegalityContext(mlir::ModuleOp module,
 /// Runs every rule. With `suggest`, an illegal configuration also gets up
 /// to three nearest legal ones with the same GPU count.
 LegalityReport checkLegality(const LegalityContext &context, bool suggest);
+
+/// A copy of `context` that keeps one attention op (and one signal) of each
+/// kind and drops the replicas' rank lists. The rules ask only whether some
+/// op of a kind exists, and rank lists are rebuilt from the degrees, so
+/// judging many candidate configurations on it costs what one block does.
+LegalityContext compactLegalityContext(const LegalityContext &context);
+
+/// Calls `visit` with every way to write `numGpus` as a product of the seven
+/// degrees that the single-axis bounds of the degree rules allow (tp and
+/// ulysses dividing the heads, cfg the branches, pp at most the blocks, the
+/// sequence split dividing the image tokens, ring and kv_gather never both
+/// above 1), until `visit` returns false. The walk is capped at a fixed
+/// number of steps, so no input makes it run for long; returns false when
+/// the cap cut it short.
+bool forEachDegreeCandidate(const LegalityContext &context, int64_t numGpus,
+                            const std::function<bool(const Degrees &)> &visit);
 
 /// The backend the transformer's attention runs with: the placement's, or
 /// the default when none is given.

@@ -344,6 +344,7 @@ public:
       : ctx(ctx), bounds(bounds), visit(std::move(visit)) {}
 
   void run(int64_t n) { walk(n, 0, Degrees()); }
+  bool cappedByStepBudget() const { return steps > kMaxSuggestionSteps; }
 
 private:
   // Axes in the order the walk fixes them: the most constrained first, dp
@@ -434,10 +435,42 @@ bool legalDegrees(LegalityContext &scratch, const Degrees &candidate) {
 
 std::vector<Degrees> suggest(const LegalityContext &ctx) {
   const Degrees requested = ctx.transformer().degrees;
-  // The degree rules read no rank lists, so the scratch context drops them
-  // rather than rebuilding them per candidate. They only ask whether some
-  // attention (or signal) of a kind exists, so the scratch context keeps
-  // one of each kind: a 1000-block model costs what a 1-block one does.
+  LegalityContext scratch = compactLegalityContext(ctx);
+  // The three nearest legal candidates; ties go to the smaller degrees in
+  // the order dp, cfg, pp, ring, kv_gather, ulysses, tp, whatever order the
+  // walk finds them in.
+  using Ranked = std::pair<double, Degrees>;
+  auto nearer = [](const Ranked &a, const Ranked &b) {
+    if (a.first != b.first)
+      return a.first < b.first;
+    return a.second.sizes < b.second.sizes;
+  };
+  std::vector<Ranked> best;
+  int64_t checked = 0;
+  forEachDegreeCandidate(scratch, ctx.deployment.numGpus,
+                         [&](const Degrees &candidate) {
+    if (candidate == requested)
+      return true;
+    if (legalDegrees(scratch, candidate)) {
+      Ranked ranked{distance(candidate, requested), candidate};
+      if (best.size() < 3 || nearer(ranked, best.back())) {
+        best.insert(std::upper_bound(best.begin(), best.end(), ranked, nearer),
+                    ranked);
+        if (best.size() > 3)
+          best.pop_back();
+      }
+    }
+    return ++checked < kMaxSuggestionCandidates;
+  });
+  std::vector<Degrees> out;
+  for (const Ranked &ranked : best)
+    out.push_back(ranked.second);
+  return out;
+}
+
+} // namespace
+
+LegalityContext compactLegalityContext(const LegalityContext &ctx) {
   LegalityContext scratch = ctx;
   for (Placement &placement : scratch.deployment.placements)
     placement.instances.clear();
@@ -455,7 +488,11 @@ std::vector<Degrees> suggest(const LegalityContext &ctx) {
   llvm::erase_if(scratch.deployment.signals, [&](const Signal &s) {
     return !signalKinds.emplace(s.from, s.to, s.shardDim.has_value()).second;
   });
-  int64_t n = ctx.deployment.numGpus;
+  return scratch;
+}
+
+bool forEachDegreeCandidate(const LegalityContext &ctx, int64_t n,
+                            const std::function<bool(const Degrees &)> &visit) {
   std::vector<int64_t> divisors;
   for (int64_t f = 1; f * f <= n; ++f)
     if (n % f == 0) {
@@ -465,39 +502,10 @@ std::vector<Degrees> suggest(const LegalityContext &ctx) {
     }
   std::sort(divisors.begin(), divisors.end());
   AxisBounds bounds = axisBounds(ctx, divisors);
-  // The three nearest legal candidates; ties go to the smaller degrees in
-  // the order dp, cfg, pp, ring, kv_gather, ulysses, tp, whatever order the
-  // walk finds them in.
-  using Ranked = std::pair<double, Degrees>;
-  auto nearer = [](const Ranked &a, const Ranked &b) {
-    if (a.first != b.first)
-      return a.first < b.first;
-    return a.second.sizes < b.second.sizes;
-  };
-  std::vector<Ranked> best;
-  int64_t checked = 0;
-  DegreeWalk walk(scratch, bounds, [&](const Degrees &candidate) {
-    if (candidate == requested)
-      return true;
-    if (legalDegrees(scratch, candidate)) {
-      Ranked ranked{distance(candidate, requested), candidate};
-      if (best.size() < 3 || nearer(ranked, best.back())) {
-        best.insert(std::upper_bound(best.begin(), best.end(), ranked, nearer),
-                    ranked);
-        if (best.size() > 3)
-          best.pop_back();
-      }
-    }
-    return ++checked < kMaxSuggestionCandidates;
-  });
+  DegreeWalk walk(ctx, bounds, visit);
   walk.run(n);
-  std::vector<Degrees> out;
-  for (const Ranked &ranked : best)
-    out.push_back(ranked.second);
-  return out;
+  return !walk.cappedByStepBudget();
 }
-
-} // namespace
 
 LegalityReport checkLegality(const LegalityContext &ctx, bool withSuggestions) {
   DiagnosticSink sink;
