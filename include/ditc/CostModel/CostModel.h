@@ -1,0 +1,75 @@
+//===- CostModel.h - predicted step time and memory of a configuration -*- C++ -*-===//
+//
+// step time = compute (a roofline per op class) + exposed communication
+//             (alpha-beta per collective algorithm, on the link class the
+//             rank layout gives each group) + the pipeline bubble.
+// peak memory per rank = parameters + activations + collective buffers.
+//
+// The work comes from partitioned IR (StepWork.h); this file only prices
+// it. docs/search.md explains each term. No MLIR here.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DITC_COSTMODEL_COSTMODEL_H
+#define DITC_COSTMODEL_COSTMODEL_H
+
+#include "ditc/Analysis/Deployment.h"
+#include "ditc/CostModel/HardwareProfile.h"
+#include "ditc/CostModel/StepWork.h"
+
+#include <map>
+#include <vector>
+
+namespace ditc {
+
+/// One configuration as the model sees it.
+struct Configuration {
+  Degrees degrees;
+  std::vector<Axis> meshOrder;       // outermost first, all seven axes
+  std::vector<int64_t> ppPartition;  // blocks per stage
+  int64_t gpusPerNode = 8;
+  /// Transformer calls per step across all branches (1 for distilled
+  /// models, 2 for true CFG), before cfg splits them.
+  int64_t branchCalls = 1;
+};
+
+struct StepEstimate {
+  double stepSeconds = 0;
+  /// The busiest rank's own compute.
+  double computeSeconds = 0;
+  /// Exposed communication on the critical path, per mesh axis.
+  std::map<Axis, double> commSeconds;
+  /// Time the busiest rank waits on other pipeline stages.
+  double bubbleSeconds = 0;
+  double paramBytes = 0, activationBytes = 0, bufferBytes = 0;
+  double peakMemoryBytes() const { return paramBytes + activationBytes + bufferBytes; }
+  /// FLOPs one rank of the busiest stage runs per step.
+  double flopsPerRank = 0;
+  /// Axes whose groups span more than one node.
+  std::vector<Axis> crossNodeAxes;
+  double totalCommSeconds() const;
+};
+
+/// Seconds one collective takes on `link` for a group of `groupSize`.
+double collectiveSeconds(CollectiveKind kind, double bytes, int64_t groupSize,
+                         const LinkClass &link, double efficiency);
+
+/// Seconds of `work` on one rank: per op class the larger of its FLOPs at
+/// the class's achievable peak and its bytes at the achievable memory
+/// bandwidth.
+double computeSeconds(const ComputeWork &work, const HardwareProfile &hw,
+                      bool bf16);
+
+/// Whether the groups of `axes` (ranks that differ only in those axes'
+/// coordinates) span more than one node of `gpusPerNode` ranks.
+bool groupsCrossNodes(const Degrees &degrees, const std::vector<Axis> &order,
+                      const std::vector<Axis> &axes, int64_t gpusPerNode);
+
+/// Prices one step of `config` from the work of its (tp, ulysses, ring,
+/// kv_gather) shape.
+StepEstimate estimateStep(const TransformerWork &work,
+                          const Configuration &config,
+                          const HardwareProfile &hw);
+
+} // namespace ditc
+
+#endif // DITC_COSTMODEL_COSTMODEL_H

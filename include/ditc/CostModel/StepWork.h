@@ -1,0 +1,70 @@
+//===- StepWork.h - what one rank computes and sends per call -----*- C++ -*-===//
+//
+// The cost model prices work read from partitioned IR, never re-derived from
+// the model's formulas: dit-mesh-layout, dit-propagate-sharding and
+// dit-insert-collectives run on the imported module for one (tp, ulysses,
+// ring, kv_gather) shape, and the ops of @transformer give each block's
+// local FLOPs and bytes per op class, its collectives, its parameters, and
+// the activations that cross to the next block (what a pipeline stage cut
+// there would send). CFG, PP and DP do not change any op's local shape, so
+// the model applies them to this work (CostModel.h). No MLIR in this header.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DITC_COSTMODEL_STEPWORK_H
+#define DITC_COSTMODEL_STEPWORK_H
+
+#include "ditc/Analysis/Deployment.h"
+#include "ditc/CostModel/HardwareProfile.h"
+
+#include <array>
+#include <vector>
+
+namespace ditc {
+
+/// The op classes the roofline prices differently.
+enum class OpClass { Gemm, Attention, Elementwise };
+constexpr size_t kNumOpClasses = 3;
+const char *opClassName(OpClass opClass);
+
+/// FLOPs and bytes moved through memory, per op class.
+struct ComputeWork {
+  std::array<double, kNumOpClasses> flops{}, bytes{};
+  void add(OpClass c, double f, double b) {
+    flops[size_t(c)] += f;
+    bytes[size_t(c)] += b;
+  }
+  void add(const ComputeWork &other, double times = 1.0);
+  double totalFlops() const { return flops[0] + flops[1] + flops[2]; }
+};
+
+/// One collective as a rank issues it: `bytes` is the rank's input buffer
+/// (for a ring shift, the K and V blocks one hop moves).
+struct CollectiveWork {
+  CollectiveKind kind = CollectiveKind::AllReduce;
+  std::vector<Axis> axes;
+  double bytes = 0;
+  int64_t hops = 1;          // ring shifts: hops per call
+  double overlapFlops = 0;   // ring shifts: attention FLOPs per hop to hide behind
+};
+
+struct BlockWork {
+  ComputeWork compute;
+  std::vector<CollectiveWork> collectives;
+  double paramBytes = 0;
+  /// Bytes of the values made at or before this block and used after it.
+  double cutBytes = 0;
+};
+
+/// One call of the transformer on one rank, for one sharding shape.
+struct TransformerWork {
+  Degrees shape;               // only tp, ulysses, ring, kv_gather matter
+  BlockWork prologue;          // embeddings before the first block
+  std::vector<BlockWork> blocks; // the ops after the last block count in it
+  double peakActivationBytes = 0;
+  double latentBytes = 0;      // the rank's slice of one branch's prediction
+  double elementBytes = 2;
+};
+
+} // namespace ditc
+
+#endif // DITC_COSTMODEL_STEPWORK_H

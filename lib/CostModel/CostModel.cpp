@@ -1,0 +1,255 @@
+//===- CostModel.cpp - price one step of one configuration ----------------===//
+#include "ditc/CostModel/CostModel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+namespace ditc {
+
+const char *opClassName(OpClass opClass) {
+  switch (opClass) {
+  case OpClass::Gemm: return "gemm";
+  case OpClass::Attention: return "attention";
+  case OpClass::Elementwise: return "elementwise";
+  }
+  return "?";
+}
+
+void ComputeWork::add(const ComputeWork &other, double times) {
+  for (size_t c = 0; c < kNumOpClasses; ++c) {
+    flops[c] += other.flops[c] * times;
+    bytes[c] += other.bytes[c] * times;
+  }
+}
+
+
+double StepEstimate::totalCommSeconds() const {
+  double sum = 0;
+  for (auto &[axis, seconds] : commSeconds)
+    sum += seconds;
+  return sum;
+}
+
+double collectiveSeconds(CollectiveKind kind, double bytes, int64_t n,
+                         const LinkClass &link, double efficiency) {
+  if (n < 2 && kind != CollectiveKind::SendRecv)
+    return 0;
+  double alpha = link.latency;
+  double beta = 1.0 / (link.bandwidth * efficiency);
+  double steps = double(n - 1);
+  switch (kind) {
+  case CollectiveKind::AllReduce:
+    // Ring reduce-scatter then all-gather: 2(n-1) steps of bytes/n each.
+    return 2 * steps * alpha + 2 * steps / double(n) * bytes * beta;
+  case CollectiveKind::AllGather:
+    // Every rank receives the n-1 other contributions.
+    return steps * alpha + steps * bytes * beta;
+  case CollectiveKind::AllToAll:
+    // Every rank keeps 1/n of its buffer and sends the rest.
+    return steps * alpha + steps / double(n) * bytes * beta;
+  case CollectiveKind::SendRecv:
+  case CollectiveKind::RingShift:
+    return alpha + bytes * beta;
+  }
+  return 0;
+}
+
+double computeSeconds(const ComputeWork &work, const HardwareProfile &hw,
+                      bool bf16) {
+  double peak = hw.peakFlops(bf16);
+  double bandwidth = hw.memoryBandwidth * hw.elementwiseEfficiency;
+  const double efficiency[kNumOpClasses] = {
+      hw.gemmEfficiency, hw.attentionEfficiency, hw.elementwiseEfficiency};
+  double seconds = 0;
+  for (size_t c = 0; c < kNumOpClasses; ++c)
+    seconds += std::max(work.flops[c] / (peak * efficiency[c]),
+                        work.bytes[c] / bandwidth);
+  return seconds;
+}
+
+namespace {
+
+/// Row-major strides of `order` over `degrees`.
+std::vector<int64_t> stridesOf(const Degrees &degrees,
+                               const std::vector<Axis> &order) {
+  std::vector<int64_t> strides(order.size(), 1);
+  for (size_t i = order.size(); i-- > 1;)
+    strides[i - 1] = strides[i] * degrees[order[i]];
+  return strides;
+}
+
+} // namespace
+
+bool groupsCrossNodes(const Degrees &degrees, const std::vector<Axis> &order,
+                      const std::vector<Axis> &axes, int64_t gpusPerNode) {
+  int64_t world = degrees.worldSize();
+  if (world <= gpusPerNode)
+    return false;
+  std::vector<int64_t> strides = stridesOf(degrees, order);
+  for (int64_t rank = 0; rank < world; ++rank) {
+    // The group's first member: this rank with the axes' coordinates at 0.
+    int64_t base = rank;
+    for (size_t i = 0; i < order.size(); ++i)
+      if (std::find(axes.begin(), axes.end(), order[i]) != axes.end())
+        base -= (rank / strides[i] % degrees[order[i]]) * strides[i];
+    if (base / gpusPerNode != rank / gpusPerNode)
+      return true;
+  }
+  return false;
+}
+
+namespace {
+
+class Pricer {
+public:
+  Pricer(const TransformerWork &work, const Configuration &config,
+         const HardwareProfile &hw)
+      : work(work), config(config), hw(hw), bf16(work.elementBytes <= 2) {}
+
+  const LinkClass &linkOf(const std::vector<Axis> &axes) {
+    bool crosses = groupsCrossNodes(config.degrees, config.meshOrder, axes,
+                                    config.gpusPerNode);
+    if (crosses)
+      for (Axis a : axes)
+        crossing.insert(a);
+    return crosses ? hw.interNode : hw.intraNode;
+  }
+
+  int64_t groupSize(const std::vector<Axis> &axes) const {
+    int64_t n = 1;
+    for (Axis a : axes)
+      n *= config.degrees[a];
+    return n;
+  }
+
+  double efficiency(CollectiveKind kind) const {
+    auto it = hw.collectiveEfficiency.find(kind);
+    return it == hw.collectiveEfficiency.end() ? 1.0 : it->second;
+  }
+
+  /// Exposed seconds of one collective; ring shifts hide behind the
+  /// attention of each hop as far as the profile's ring_overlap allows.
+  double exposed(const CollectiveWork &c) {
+    int64_t n = groupSize(c.axes);
+    if (n < 2)
+      return 0;
+    const LinkClass &link = linkOf(c.axes);
+    double one = collectiveSeconds(c.kind, c.bytes, n, link, efficiency(c.kind));
+    if (c.kind != CollectiveKind::RingShift)
+      return one;
+    ComputeWork hop;
+    hop.add(OpClass::Attention, c.overlapFlops, 0);
+    double hidden = hw.ringOverlap * computeSeconds(hop, hw, bf16);
+    return double(c.hops) * std::max(0.0, one - hidden);
+  }
+
+  StepEstimate run() {
+    const Degrees &d = config.degrees;
+    int64_t stages = d[Axis::PP];
+    std::vector<int64_t> partition = config.ppPartition;
+    if (partition.empty())
+      partition = defaultPipelinePartition(int64_t(work.blocks.size()), stages);
+    double calls = double(config.branchCalls) / double(d[Axis::CFG]);
+
+    struct Stage {
+      double compute = 0, params = 0, buffers = 0, flops = 0;
+      std::map<Axis, double> comm;
+    };
+    std::vector<Stage> perStage(stages);
+    size_t block = 0;
+    for (int64_t s = 0; s < stages; ++s) {
+      Stage &stage = perStage[s];
+      ComputeWork compute;
+      auto add = [&](const BlockWork &b) {
+        compute.add(b.compute);
+        stage.params += b.paramBytes;
+        for (const CollectiveWork &c : b.collectives) {
+          double seconds = exposed(c) * calls;
+          if (seconds > 0)
+            stage.comm[c.axes.front()] += seconds;
+          stage.buffers = std::max(stage.buffers, 2 * c.bytes);
+        }
+      };
+      if (s == 0)
+        add(work.prologue);
+      for (int64_t i = 0; i < partition[s] && block < work.blocks.size(); ++i)
+        add(work.blocks[block++]);
+      stage.compute = computeSeconds(compute, hw, bf16) * calls;
+      stage.flops = compute.totalFlops() * calls;
+    }
+
+    StepEstimate out;
+    // Pipeline sends: each cut's activations once per call, and the new
+    // latents from the last stage back to the first once per step.
+    double sends = 0;
+    if (stages > 1) {
+      const LinkClass &link = linkOf({Axis::PP});
+      double eff = efficiency(CollectiveKind::SendRecv);
+      size_t end = 0;
+      for (int64_t s = 0; s + 1 < stages; ++s) {
+        end += size_t(partition[s]);
+        double cut = end > 0 && end <= work.blocks.size()
+                         ? work.blocks[end - 1].cutBytes
+                         : 0;
+        sends += calls * collectiveSeconds(CollectiveKind::SendRecv, cut, 2,
+                                           link, eff);
+        perStage[s].buffers = std::max(perStage[s].buffers, cut);
+      }
+      sends += collectiveSeconds(CollectiveKind::SendRecv, work.latentBytes, 2,
+                                 link, eff);
+    }
+    // CFG: one all-gather of every branch's prediction per step.
+    double cfgGather = 0;
+    if (d[Axis::CFG] > 1)
+      cfgGather = collectiveSeconds(
+          CollectiveKind::AllGather, calls * work.latentBytes, d[Axis::CFG],
+          linkOf({Axis::CFG}), efficiency(CollectiveKind::AllGather));
+
+    double chain = 0;
+    size_t busiest = 0;
+    for (size_t s = 0; s < perStage.size(); ++s) {
+      double own = perStage[s].compute;
+      for (auto &[axis, seconds] : perStage[s].comm)
+        own += seconds;
+      chain += own;
+      if (perStage[s].compute > perStage[busiest].compute)
+        busiest = s;
+    }
+    const Stage &critical = perStage[busiest];
+    out.computeSeconds = critical.compute;
+    out.commSeconds = critical.comm;
+    if (sends > 0)
+      out.commSeconds[Axis::PP] += sends;
+    if (cfgGather > 0)
+      out.commSeconds[Axis::CFG] += cfgGather;
+    out.stepSeconds = chain + sends + cfgGather;
+    out.bubbleSeconds =
+        std::max(0.0, out.stepSeconds - out.computeSeconds - out.totalCommSeconds());
+    out.flopsPerRank = critical.flops;
+    for (const Stage &stage : perStage) {
+      out.paramBytes = std::max(out.paramBytes, stage.params);
+      out.bufferBytes = std::max(out.bufferBytes, stage.buffers);
+    }
+    out.activationBytes = work.peakActivationBytes;
+    out.crossNodeAxes.assign(crossing.begin(), crossing.end());
+    return out;
+  }
+
+private:
+  const TransformerWork &work;
+  const Configuration &config;
+  const HardwareProfile &hw;
+  bool bf16;
+  std::set<Axis> crossing;
+};
+
+} // namespace
+
+StepEstimate estimateStep(const TransformerWork &work,
+                          const Configuration &config,
+                          const HardwareProfile &hw) {
+  return Pricer(work, config, hw).run();
+}
+
+} // namespace ditc

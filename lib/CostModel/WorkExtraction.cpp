@@ -1,0 +1,349 @@
+//===- WorkExtraction.cpp - partitioned IR to per-rank work ---------------===//
+//
+// FLOP counts follow the op's math at its local shapes: a linear is
+// 2·M·N·K, attention 4·B·H·Lq·Lk·d (scores and values; ring attention sees
+// every hop's keys), and every other arithmetic op one FLOP per result
+// element. Ops that only move data (stack, split, concat, slices) cost
+// bytes, not FLOPs.
+//
+//===----------------------------------------------------------------------===//
+#include "ditc/CostModel/WorkExtraction.h"
+
+#include "ditc/Transforms/MeshInfo.h"
+#include "ditc/Transforms/Passes.h"
+#include "ditc/Transforms/ShardingAttrs.h"
+
+#include "dit/IR/DitAttrs.h"
+#include "dit/IR/DitDialect.h"
+#include "dit/IR/DitOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+using namespace mlir;
+
+namespace ditc {
+
+namespace {
+
+double elementsOf(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return 0;
+  double n = 1;
+  for (int64_t d : tensor.getShape())
+    n *= double(d);
+  return n;
+}
+
+double bytesPerElement(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return 0;
+  unsigned bits = tensor.getElementType().getIntOrFloatBitWidth();
+  return double((bits + 7) / 8);
+}
+
+double bytesOf(Type type) { return elementsOf(type) * bytesPerElement(type); }
+
+double bytesOf(TypeRange types) {
+  double sum = 0;
+  for (Type t : types)
+    sum += bytesOf(t);
+  return sum;
+}
+
+int64_t lastDim(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape().back();
+}
+
+std::vector<Axis> axesOf(const MeshInfo &mesh, ArrayRef<int16_t> gridAxes) {
+  std::vector<Axis> axes;
+  for (int16_t a : gridAxes)
+    axes.push_back(mesh.order[a]);
+  return axes;
+}
+
+/// Ops that only move or select data.
+bool movesDataOnly(Operation *op) {
+  return isa<dit::StackOp, dit::UnstackOp, dit::ConcatStreamsOp,
+             dit::SplitStreamsOp, dit::CFGSelectOp, dit::UnpatchifyOp,
+             shard::AllSliceOp>(op) ||
+         op->getName().getStringRef() == "tensor.concat";
+}
+
+/// A linear layer's work at local shapes: input [.., K], output [.., N].
+void addLinear(BlockWork &work, Value input, Value output, bool bias,
+               double elementBytes) {
+  double k = double(lastDim(input)), n = double(lastDim(output));
+  double m = elementsOf(output.getType()) / n;
+  double weightBytes = (n * k + (bias ? n : 0)) * elementBytes;
+  work.compute.add(OpClass::Gemm, 2.0 * m * n * k,
+                   bytesOf(input.getType()) + bytesOf(output.getType()) +
+                       weightBytes);
+  work.paramBytes += weightBytes;
+}
+
+class Extractor {
+public:
+  Extractor(const MeshInfo &mesh) : mesh(mesh) {}
+
+  LogicalResult run(func::FuncOp fn, TransformerWork &out) {
+    out.shape = mesh.degrees;
+    for (Operation &op : fn.front()) {
+      if (isa<func::ReturnOp>(op)) {
+        for (Value v : op.getOperands())
+          out.latentBytes += bytesOf(v.getType());
+        continue;
+      }
+      int64_t block = blockOf(&op);
+      BlockWork &work = block < 0 ? out.prologue : blockWork(out, block);
+      if (failed(account(&op, work)))
+        return failure();
+    }
+    computeCuts(fn, out);
+    out.peakActivationBytes = peakLiveBytes(fn);
+    return success();
+  }
+
+private:
+  BlockWork &blockWork(TransformerWork &out, int64_t block) {
+    if (out.blocks.size() <= size_t(block))
+      out.blocks.resize(block + 1);
+    return out.blocks[block];
+  }
+
+  /// The op's `dit.block`, else the latest block among its operands'
+  /// producers (collectives and stream ops that dit-insert-collectives adds
+  /// carry no index), else -1 (the prologue).
+  int64_t blockOf(Operation *op) {
+    auto it = blocks.find(op);
+    if (it != blocks.end())
+      return it->second;
+    int64_t block = -1;
+    if (auto attr = op->getAttrOfType<IntegerAttr>(dit::DitDialect::kBlockAttrName)) {
+      block = attr.getInt();
+    } else {
+      for (Value v : op->getOperands())
+        if (Operation *def = v.getDefiningOp())
+          block = std::max(block, blockOf(def));
+    }
+    blocks[op] = block;
+    return block;
+  }
+
+  LogicalResult account(Operation *op, BlockWork &work) {
+    double eb = op->getNumResults() ? bytesPerElement(op->getResult(0).getType()) : 0;
+    if (auto linear = dyn_cast<dit::LinearOp>(op)) {
+      addLinear(work, linear.getInput(), linear.getResult(), linear.getBias(), eb);
+    } else if (auto embed = dyn_cast<dit::PatchEmbedOp>(op)) {
+      addLinear(work, embed.getLatents(), embed.getResult(), true, eb);
+    } else if (auto t = dyn_cast<dit::TimestepEmbeddingOp>(op)) {
+      double d = double(lastDim(t.getResult())), f = double(t.getFreqDim());
+      double m = elementsOf(t.getType()) / d;
+      double weights = (f * d + d * d + 2 * d) * eb;
+      work.compute.add(OpClass::Gemm, 2.0 * m * (f * d + d * d),
+                       weights + bytesOf(t.getType()));
+      work.paramBytes += weights;
+    } else if (auto adaln = dyn_cast<dit::AdaLNModulationOp>(op)) {
+      double outElements = elementsOf(adaln.getType());
+      if (adaln.getTable()) {
+        work.compute.add(OpClass::Elementwise, outElements,
+                         2 * bytesOf(adaln.getType()));
+        work.paramBytes += outElements / double(cast<RankedTensorType>(
+                                              adaln.getType()).getDimSize(0)) * eb;
+      } else {
+        double e = double(lastDim(adaln.getCondition()));
+        double batch = elementsOf(adaln.getCondition().getType()) / e;
+        double n = outElements / batch;
+        work.compute.add(OpClass::Gemm, 2.0 * batch * n * e,
+                         (n * e + n) * eb + bytesOf(adaln.getType()));
+        work.paramBytes += (n * e + n) * eb;
+      }
+    } else if (auto attention = dyn_cast<dit::AttentionOp>(op)) {
+      accountAttention(attention, work);
+    } else if (auto reduce = dyn_cast<shard::AllReduceOp>(op)) {
+      work.collectives.push_back({CollectiveKind::AllReduce,
+                                  axesOf(mesh, reduce.getGridAxes()),
+                                  bytesOf(reduce.getInput().getType())});
+    } else if (auto gather = dyn_cast<shard::AllGatherOp>(op)) {
+      work.collectives.push_back({CollectiveKind::AllGather,
+                                  axesOf(mesh, gather.getGridAxes()),
+                                  bytesOf(gather.getInput().getType())});
+    } else if (auto exchange = dyn_cast<shard::AllToAllOp>(op)) {
+      work.collectives.push_back({CollectiveKind::AllToAll,
+                                  axesOf(mesh, exchange.getGridAxes()),
+                                  bytesOf(exchange.getInput().getType())});
+    } else if (movesDataOnly(op)) {
+      work.compute.add(OpClass::Elementwise, 0,
+                       bytesOf(op->getOperandTypes()) + bytesOf(op->getResultTypes()));
+    } else if (op->getNumResults() > 0) {
+      // Norms, modulation, residuals, activations, rotary embeddings.
+      work.compute.add(OpClass::Elementwise, elementsOf(op->getResult(0).getType()),
+                       bytesOf(op->getOperandTypes()) + bytesOf(op->getResultTypes()));
+      if (isa<dit::RMSNormOp, dit::LayerNormOp>(op)) {
+        auto x = cast<RankedTensorType>(op->getResult(0).getType());
+        work.paramBytes += double(x.getShape().back()) * eb *
+                           (isa<dit::LayerNormOp>(op) ? 2 : 1);
+        if (op->hasAttr(kReduceStatsAttrName)) {
+          // Per-row sums (and sums of squares) in float32.
+          double rows = elementsOf(x) / double(x.getShape().back());
+          double stats = isa<dit::LayerNormOp>(op) ? 2 : 1;
+          work.collectives.push_back(
+              {CollectiveKind::AllReduce, {Axis::TP}, rows * stats * 4});
+        }
+      }
+    }
+    return success();
+  }
+
+  void accountAttention(dit::AttentionOp attention, BlockWork &work) {
+    Value q = attention->getOperand(0);
+    Value k = attention->getOperand(attention->getNumOperands() > 1 ? 1 : 0);
+    auto qType = cast<RankedTensorType>(q.getType());
+    auto kType = cast<RankedTensorType>(k.getType());
+    double batch = double(qType.getDimSize(0));
+    double heads = double(attention.getNumHeads());
+    double headDim = double(attention.getHeadDim());
+    double lq = double(qType.getDimSize(1)), lk = double(kType.getDimSize(1));
+    int64_t hops = 0;
+    double text = double(attention.getTextTokens());
+    if (auto ring = attention->getAttrOfType<IntegerAttr>(kRingAxisAttrName)) {
+      // Each hop brings another rank's image rows; the text rows stay.
+      int64_t n = mesh.size(mesh.order[ring.getInt()]);
+      hops = n - 1;
+      lk = text + (lk - text) * double(n);
+    }
+    double flops = 4.0 * batch * heads * lq * lk * headDim;
+    work.compute.add(OpClass::Attention, flops,
+                     bytesOf(attention->getOperandTypes()) +
+                         bytesOf(attention->getResultTypes()));
+    if (hops > 0) {
+      // Every block after the first is merged into the running output by
+      // the online softmax: the float32 output read, rescaled and written
+      // back, and the block's own partial output read once more.
+      double outputElements = elementsOf(attention.getType());
+      work.compute.add(OpClass::Elementwise, 3 * outputElements * double(hops),
+                       3 * 4 * outputElements * double(hops));
+      double rows = double(kType.getDimSize(1)) - text;
+      double block = rows * double(kType.getDimSize(0)) *
+                     double(kType.getDimSize(2)) * bytesPerElement(kType);
+      work.collectives.push_back({CollectiveKind::RingShift,
+                                  {Axis::Ring},
+                                  2 * block,
+                                  hops,
+                                  flops / double(hops + 1)});
+    }
+  }
+
+  /// For each block b, the bytes of values defined at or before b (or
+  /// arguments) that an op after b reads: a stage boundary after b sends
+  /// them.
+  void computeCuts(func::FuncOp fn, TransformerWork &out) {
+    size_t n = out.blocks.size();
+    // value -> (block it is made in, last block that reads it)
+    std::vector<std::pair<Value, std::pair<int64_t, int64_t>>> spans;
+    llvm::DenseMap<Value, size_t> index;
+    auto note = [&](Value v, int64_t made) {
+      index[v] = spans.size();
+      spans.push_back({v, {made, made}});
+    };
+    for (BlockArgument arg : fn.getArguments())
+      note(arg, -1);
+    for (Operation &op : fn.front()) {
+      int64_t block = isa<func::ReturnOp>(op) ? int64_t(n) : blockOf(&op);
+      for (Value v : op.getOperands())
+        if (auto it = index.find(v); it != index.end())
+          spans[it->second].second.second =
+              std::max(spans[it->second].second.second, block);
+      for (Value v : op.getResults())
+        note(v, block);
+    }
+    for (auto &[value, span] : spans)
+      for (int64_t b = std::max<int64_t>(span.first, 0);
+           b < span.second && b < int64_t(n); ++b)
+        out.blocks[b].cutBytes += bytesOf(value.getType());
+  }
+
+  /// The most bytes of values alive at once in one call.
+  double peakLiveBytes(func::FuncOp fn) {
+    llvm::DenseMap<Value, size_t> lastUse;
+    std::vector<Operation *> ops;
+    for (Operation &op : fn.front()) {
+      for (Value v : op.getOperands())
+        lastUse[v] = ops.size();
+      ops.push_back(&op);
+    }
+    std::vector<double> dying(ops.size() + 1, 0);
+    double live = 0, peak = 0;
+    for (BlockArgument arg : fn.getArguments()) {
+      live += bytesOf(arg.getType());
+      if (auto it = lastUse.find(arg); it != lastUse.end())
+        dying[it->second] += bytesOf(arg.getType());
+    }
+    for (size_t i = 0; i < ops.size(); ++i) {
+      for (Value v : ops[i]->getResults()) {
+        live += bytesOf(v.getType());
+        auto it = lastUse.find(v);
+        // A value nobody reads dies at once.
+        dying[it == lastUse.end() ? i : it->second] += bytesOf(v.getType());
+      }
+      peak = std::max(peak, live);
+      live -= dying[i];
+    }
+    return peak;
+  }
+
+  const MeshInfo &mesh;
+  llvm::DenseMap<Operation *, int64_t> blocks;
+};
+
+} // namespace
+
+FailureOr<TransformerWork> extractTransformerWork(ModuleOp module) {
+  FailureOr<MeshInfo> mesh = readMeshInfo(module);
+  if (failed(mesh))
+    return failure();
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    auto component =
+        fn->getAttrOfType<StringAttr>(dit::DitDialect::kComponentAttrName);
+    if (fn.isExternal() || !component || component.getValue() != "transformer")
+      continue;
+    TransformerWork work;
+    Extractor extractor(*mesh);
+    if (failed(extractor.run(fn, work)))
+      return failure();
+    for (Value arg : fn.getArguments())
+      if (auto t = dyn_cast<RankedTensorType>(arg.getType())) {
+        work.elementBytes = bytesPerElement(t);
+        break;
+      }
+    return work;
+  }
+  return module.emitError() << "the module has no @transformer to price";
+}
+
+FailureOr<TransformerWork> partitionAndExtract(ModuleOp imported,
+                                               const Degrees &shape) {
+  MLIRContext *context = imported.getContext();
+  OwningOpRef<ModuleOp> module(cast<ModuleOp>(imported->clone()));
+  (*module)->removeAttr(dit::DitDialect::kDeploymentAttrName);
+  (*module)->setAttr(
+      dit::DitDialect::kMeshAttrName,
+      dit::MeshAttr::get(context, 1, 1, 1, shape[Axis::Ring],
+                         shape[Axis::KVGather], shape[Axis::Ulysses],
+                         shape[Axis::TP]));
+  PassManager pm(context);
+  pm.enableVerifier(false);
+  pm.addPass(createMeshLayout());
+  pm.addPass(createPropagateSharding());
+  pm.addPass(createInsertCollectives());
+  if (failed(pm.run(*module)))
+    return failure();
+  return extractTransformerWork(*module);
+}
+
+} // namespace ditc
