@@ -55,6 +55,21 @@ double collectiveSeconds(CollectiveKind kind, double bytes, int64_t n,
   return 0;
 }
 
+double collectiveBytesSent(CollectiveKind kind, double bytes, int64_t n) {
+  switch (kind) {
+  case CollectiveKind::AllReduce:
+    return 2.0 * double(n - 1) / double(n) * bytes;
+  case CollectiveKind::AllGather:
+    return double(n - 1) * bytes;
+  case CollectiveKind::AllToAll:
+    return double(n - 1) / double(n) * bytes;
+  case CollectiveKind::SendRecv:
+  case CollectiveKind::RingShift:
+    return bytes;
+  }
+  return 0;
+}
+
 double computeSeconds(const ComputeWork &work, const HardwareProfile &hw,
                       bool bf16) {
   double peak = hw.peakFlops(bf16);
@@ -154,7 +169,7 @@ public:
 
     struct Stage {
       double compute = 0, params = 0, buffers = 0, flops = 0;
-      std::map<Axis, double> comm;
+      std::map<Axis, double> comm, bytesSent;
     };
     std::vector<Stage> perStage(stages);
     size_t block = 0;
@@ -165,6 +180,10 @@ public:
         compute.add(b.compute);
         stage.params += b.paramBytes;
         for (const CollectiveWork &c : b.collectives) {
+          int64_t n = groupSize(c.axes);
+          if (n > 1)
+            stage.bytesSent[c.axes.front()] +=
+                calls * double(c.hops) * collectiveBytesSent(c.kind, c.bytes, n);
           double seconds = exposed(c) * calls;
           if (seconds > 0)
             stage.comm[c.axes.front()] += seconds;
@@ -194,13 +213,20 @@ public:
                          : 0;
         sends += calls * collectiveSeconds(CollectiveKind::SendRecv, cut, 2,
                                            link, eff);
+        perStage[s].bytesSent[Axis::PP] += calls * cut;
         perStage[s].buffers = std::max(perStage[s].buffers, cut);
       }
       sends += collectiveSeconds(CollectiveKind::SendRecv, work.latentBytes, 2,
                                  link, eff);
+      perStage.back().bytesSent[Axis::PP] += work.latentBytes;
     }
     // CFG: one all-gather of every branch's prediction per step.
     double cfgGather = 0;
+    if (d[Axis::CFG] > 1)
+      for (Stage &stage : perStage)
+        stage.bytesSent[Axis::CFG] +=
+            collectiveBytesSent(CollectiveKind::AllGather,
+                                calls * work.latentBytes, d[Axis::CFG]);
     if (d[Axis::CFG] > 1)
       cfgGather = collectiveSeconds(
           CollectiveKind::AllGather, calls * work.latentBytes, d[Axis::CFG],
@@ -219,6 +245,7 @@ public:
     const Stage &critical = perStage[busiest];
     out.computeSeconds = critical.compute;
     out.commSeconds = critical.comm;
+    out.bytesSent = critical.bytesSent;
     if (sends > 0)
       out.commSeconds[Axis::PP] += sends;
     if (cfgGather > 0)

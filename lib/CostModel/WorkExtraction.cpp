@@ -186,8 +186,13 @@ private:
                        bytesOf(op->getOperandTypes()) + bytesOf(op->getResultTypes()));
       if (isa<dit::RMSNormOp, dit::LayerNormOp>(op)) {
         auto x = cast<RankedTensorType>(op->getResult(0).getType());
-        work.paramBytes += double(x.getShape().back()) * eb *
-                           (isa<dit::LayerNormOp>(op) ? 2 : 1);
+        // Affine norms read a scale (and a layer norm a shift) per feature,
+        // or per feature of a group when the statistics are per group.
+        if (op->hasAttr("weight")) {
+          auto group = op->getAttrOfType<IntegerAttr>("group_size");
+          double width = group ? double(group.getInt()) : double(x.getShape().back());
+          work.paramBytes += width * eb * (isa<dit::LayerNormOp>(op) ? 2 : 1);
+        }
         if (op->hasAttr(kReduceStatsAttrName)) {
           // Per-row sums (and sums of squares) in float32.
           double rows = elementsOf(x) / double(x.getShape().back());

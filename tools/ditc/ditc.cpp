@@ -619,6 +619,9 @@ nlohmann::json rankedJson(const RankedConfiguration &c, int64_t numGpus,
     degrees[axisName(axis)] = c.config.degrees[axis];
   for (auto &[axis, seconds] : c.estimate.commSeconds)
     comm[axisName(axis)] = seconds * 1e3;
+  nlohmann::json sent = nlohmann::json::object();
+  for (auto &[axis, bytes] : c.estimate.bytesSent)
+    sent[axisName(axis)] = int64_t(std::llround(bytes));
   for (Axis axis : c.config.meshOrder)
     order.push_back(axisName(axis));
   crossing = nlohmann::json::array();
@@ -637,6 +640,7 @@ nlohmann::json rankedJson(const RankedConfiguration &c, int64_t numGpus,
           {"activation_bytes", int64_t(e.activationBytes)},
           {"buffer_bytes", int64_t(e.bufferBytes)},
           {"flops_per_rank", e.flopsPerRank},
+          {"bytes_sent_per_step", sent},
           {"cross_node_axes", crossing},
           {"speedup", c.speedup},
           {"parallel_efficiency", c.parallelEfficiency},

@@ -44,10 +44,17 @@ struct StepEstimate {
   double peakMemoryBytes() const { return paramBytes + activationBytes + bufferBytes; }
   /// FLOPs one rank of the busiest stage runs per step.
   double flopsPerRank = 0;
+  /// Bytes the busiest rank sends per step, per axis, counted as the plan's
+  /// manifest counts them (docs/plan-format.md, per_step.bytes_sent).
+  std::map<Axis, double> bytesSent;
   /// Axes whose groups span more than one node.
   std::vector<Axis> crossNodeAxes;
   double totalCommSeconds() const;
 };
+
+/// Bytes one rank sends for one collective of a group of `groupSize`, as
+/// the plan's manifest counts them.
+double collectiveBytesSent(CollectiveKind kind, double bytes, int64_t groupSize);
 
 /// Seconds one collective takes on `link` for a group of `groupSize`.
 double collectiveSeconds(CollectiveKind kind, double bytes, int64_t groupSize,
