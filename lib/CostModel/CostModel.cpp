@@ -102,13 +102,27 @@ bool groupsCrossNodes(const Degrees &degrees, const std::vector<Axis> &order,
   if (world <= gpusPerNode)
     return false;
   std::vector<int64_t> strides = stridesOf(degrees, order);
-  for (int64_t rank = 0; rank < world; ++rank) {
-    // The group's first member: this rank with the axes' coordinates at 0.
-    int64_t base = rank;
-    for (size_t i = 0; i < order.size(); ++i)
-      if (std::find(axes.begin(), axes.end(), order[i]) != axes.end())
-        base -= (rank / strides[i] % degrees[order[i]]) * strides[i];
-    if (base / gpusPerNode != rank / gpusPerNode)
+  // A group's members span [first, first + extent]; it crosses a node
+  // boundary when that interval does. The first members are the ranks whose
+  // coordinates on `axes` are 0.
+  int64_t extent = 0;
+  std::vector<bool> inGroup(order.size(), false);
+  for (size_t i = 0; i < order.size(); ++i)
+    if (std::find(axes.begin(), axes.end(), order[i]) != axes.end()) {
+      inGroup[i] = true;
+      extent += (degrees[order[i]] - 1) * strides[i];
+    }
+  if (extent == 0)
+    return false;
+  if (extent >= gpusPerNode)
+    return true;
+  for (int64_t first = 0; first < world; ++first) {
+    // Skip to the next rank whose group coordinates are all 0.
+    bool isFirst = true;
+    for (size_t i = 0; i < order.size() && isFirst; ++i)
+      if (inGroup[i] && first / strides[i] % degrees[order[i]] != 0)
+        isFirst = false;
+    if (isFirst && first / gpusPerNode != (first + extent) / gpusPerNode)
       return true;
   }
   return false;
@@ -123,8 +137,12 @@ public:
       : work(work), config(config), hw(hw), bf16(work.elementBytes <= 2) {}
 
   const LinkClass &linkOf(const std::vector<Axis> &axes) {
-    bool crosses = groupsCrossNodes(config.degrees, config.meshOrder, axes,
-                                    config.gpusPerNode);
+    auto known = crossesByAxes.find(axes);
+    bool crosses = known != crossesByAxes.end()
+                       ? known->second
+                       : crossesByAxes[axes] = groupsCrossNodes(
+                             config.degrees, config.meshOrder, axes,
+                             config.gpusPerNode);
     if (crosses)
       for (Axis a : axes)
         crossing.insert(a);
@@ -269,6 +287,7 @@ private:
   const HardwareProfile &hw;
   bool bf16;
   std::set<Axis> crossing;
+  std::map<std::vector<Axis>, bool> crossesByAxes;
 };
 
 } // namespace
