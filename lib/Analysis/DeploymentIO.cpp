@@ -13,7 +13,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr int64_t kMaxDegree = 4096;
+constexpr int64_t kMaxDegree = kMaxParallelDegree;
 constexpr int64_t kMaxRank = 1 << 20;
 /// A real pipeline sends a handful of signals between its three components;
 /// thousands would only repeat the same few pairs.

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <set>
 
 namespace ditc {
@@ -116,8 +117,17 @@ bool groupsCrossNodes(const Degrees &degrees, const std::vector<Axis> &order,
     return false;
   if (extent >= gpusPerNode)
     return true;
-  for (int64_t first = 0; first < world; ++first) {
-    // Skip to the next rank whose group coordinates are all 0.
+  // Whether a rank is a first member repeats every `period` ranks (the
+  // block of the group's outermost axis), and nodes every gpusPerNode, so
+  // checking one common period of both covers every group.
+  int64_t period = 1;
+  for (size_t i = 0; i < order.size(); ++i)
+    if (inGroup[i]) {
+      period = strides[i] * degrees[order[i]];
+      break;
+    }
+  int64_t span = std::min(world, std::lcm(period, gpusPerNode));
+  for (int64_t first = 0; first < span; ++first) {
     bool isFirst = true;
     for (size_t i = 0; i < order.size() && isFirst; ++i)
       if (inGroup[i] && first / strides[i] % degrees[order[i]] != 0)
@@ -277,6 +287,11 @@ public:
       out.bufferBytes = std::max(out.bufferBytes, stage.buffers);
     }
     out.activationBytes = work.peakActivationBytes;
+    // Every axis whose groups span nodes, whether or not it communicates
+    // (dp replicas across nodes cost nothing, and say so).
+    for (Axis axis : kAllAxes)
+      if (d[axis] > 1)
+        linkOf({axis});
     out.crossNodeAxes.assign(crossing.begin(), crossing.end());
     return out;
   }

@@ -54,17 +54,24 @@ std::vector<std::vector<Axis>> distinctOrders(const Degrees &d,
   return orders;
 }
 
-/// Runs every rule on `scratch` with the candidate laid out in `order`;
-/// returns the ids of the rules that reported an error.
+/// Runs the rules on `scratch` with the candidate laid out in `order` (only
+/// the degree rules, or every rule of checkLegality()); returns the ids of
+/// the rules that reported an error.
 std::vector<std::string> failingRules(LegalityContext &scratch,
                                       const Degrees &degrees,
                                       const std::vector<Axis> &order,
-                                      const SearchOptions &options) {
+                                      const SearchOptions &options,
+                                      bool degreeRulesOnly) {
   Deployment &deployment = scratch.deployment;
   Placement &transformer = *deployment.find("transformer");
   transformer.degrees = degrees;
   transformer.ppPartition.clear();
-  transformer.instances = defaultInstances(degrees, order);
+  // The degree rules read no rank lists; building them costs a list of
+  // every rank per candidate.
+  if (degreeRulesOnly)
+    transformer.instances.clear();
+  else
+    transformer.instances = defaultInstances(degrees, order);
   transformer.explicitInstances = false;
   deployment.numGpus = options.numGpus;
   deployment.gpusPerNode = options.gpusPerNode;
@@ -75,13 +82,22 @@ std::vector<std::string> failingRules(LegalityContext &scratch,
   DiagnosticSink quiet(/*detailed=*/false);
   const LegalityContext &ctx = scratch;
   for (const LegalityRule &rule : legalityRules())
-    rule.check(ctx, quiet);
+    if (rule.degreeRule || !degreeRulesOnly)
+      rule.check(ctx, quiet);
   std::vector<std::string> failed;
   for (const RuleDiagnostic &d : quiet.diagnostics)
     if (d.severity == Severity::Error &&
         std::find(failed.begin(), failed.end(), d.rule) == failed.end())
       failed.push_back(d.rule);
   return failed;
+}
+
+/// How far `a` is from `b`: the sum over axes of |log2(a / b)|.
+double degreeDistance(const Degrees &a, const Degrees &b) {
+  double sum = 0;
+  for (Axis axis : kAllAxes)
+    sum += std::fabs(std::log2(double(a[axis]) / double(b[axis])));
+  return sum;
 }
 
 } // namespace
@@ -188,46 +204,113 @@ searchConfigurations(mlir::ModuleOp imported, const LegalityContext &context,
   result.singleGpuFits =
       result.singleGpu.peakMemoryBytes() <= options.hardware.memoryBytes;
 
-  bool failedPartition = false;
+  // Judge every candidate first: pricing needs a partition per shape, and
+  // the shapes worth partitioning are known only once the legal ones are.
+  struct Legal {
+    Degrees degrees;
+    std::vector<std::vector<Axis>> orders;
+    double distance = 0;
+  };
+  std::vector<Legal> legal;
   result.exhaustive = forEachDegreeCandidate(
       scratch, options.numGpus, [&](const Degrees &degrees) {
+        // A degree no flag can express would print flags that do not
+        // compile.
+        for (Axis axis : kAllAxes)
+          if (degrees[axis] > kMaxParallelDegree)
+            return true;
         ++result.candidates;
         std::vector<std::vector<Axis>> orders =
-            distinctOrders(degrees, options.gpusPerNode);
+            options.exploreMeshOrders
+                ? distinctOrders(degrees, options.gpusPerNode)
+                : std::vector<std::vector<Axis>>{MeshLayout::defaultOrder()};
         std::vector<std::string> failed =
-            failingRules(scratch, degrees, orders.front(), options);
-        if (!failed.empty()) {
-          for (const std::string &rule : failed)
-            ++result.rejectedByRule[rule];
-          return true;
-        }
-        ++result.legal;
-        const TransformerWork *work = workFor(degrees);
-        if (!work) {
-          failedPartition = true;
-          return false;
-        }
-        std::optional<RankedConfiguration> best;
-        for (size_t i = 0; i < orders.size(); ++i) {
-          if (i > 0 && !failingRules(scratch, degrees, orders[i], options).empty())
-            continue;
-          RankedConfiguration candidate;
-          candidate.config = configurationOf(degrees, orders[i]);
-          candidate.estimate =
-              estimateStep(*work, candidate.config, options.hardware);
-          candidate.requestsPerSecond = requestsPerSecond(candidate);
-          if (!best || ranksBefore(candidate, *best, options.objective))
-            best = candidate;
-        }
-        if (best->estimate.peakMemoryBytes() > options.hardware.memoryBytes) {
-          ++result.tooLarge;
-          return true;
-        }
-        result.ranked.push_back(*best);
+            failingRules(scratch, degrees, orders.front(), options,
+                         /*degreeRulesOnly=*/true);
+        for (const std::string &rule : failed)
+          ++result.rejectedByRule[rule];
+        if (failed.empty())
+          legal.push_back({degrees, std::move(orders),
+                           options.anchor ? degreeDistance(degrees, *options.anchor) : 0});
         return true;
       });
-  if (failedPartition)
-    return mlir::failure();
+  result.legal = int64_t(legal.size());
+  // The shapes to partition: all of them, or the nearest maxShapes.
+  std::map<std::array<int64_t, 4>, double> shapeDistance;
+  for (const Legal &c : legal) {
+    auto [it, fresh] = shapeDistance.emplace(shapeKey(c.degrees), c.distance);
+    if (!fresh)
+      it->second = std::min(it->second, c.distance);
+  }
+  std::set<std::array<int64_t, 4>> priced;
+  if (shapeDistance.size() <= options.maxShapes) {
+    for (auto &[key, distance] : shapeDistance)
+      priced.insert(key);
+  } else {
+    result.exhaustive = false;
+    std::vector<std::pair<double, std::array<int64_t, 4>>> nearest;
+    for (auto &[key, distance] : shapeDistance)
+      nearest.push_back({distance, key});
+    std::stable_sort(nearest.begin(), nearest.end(),
+                     [](const auto &a, const auto &b) { return a.first < b.first; });
+    for (size_t i = 0; i < options.maxShapes; ++i)
+      priced.insert(nearest[i].second);
+  }
+  result.shapes = int64_t(shapeDistance.size());
+  result.shapesPriced = int64_t(priced.size());
+  for (const Legal &c : legal) {
+    if (!priced.count(shapeKey(c.degrees)))
+      continue;
+    const TransformerWork *work = workFor(c.degrees);
+    if (!work)
+      return mlir::failure();
+    std::optional<RankedConfiguration> best;
+    for (size_t i = 0; i < c.orders.size(); ++i) {
+      if (i > 0 && !failingRules(scratch, c.degrees, c.orders[i], options,
+                                 /*degreeRulesOnly=*/true)
+                         .empty())
+        continue;
+      RankedConfiguration candidate;
+      candidate.config = configurationOf(c.degrees, c.orders[i]);
+      candidate.estimate = estimateStep(*work, candidate.config, options.hardware);
+      candidate.requestsPerSecond = requestsPerSecond(candidate);
+      if (!best || ranksBefore(candidate, *best, options.objective))
+        best = candidate;
+    }
+    if (!best)
+      continue;
+    if (best->estimate.peakMemoryBytes() > options.hardware.memoryBytes) {
+      ++result.tooLarge;
+      continue;
+    }
+    result.ranked.push_back(*best);
+  }
+  // The walk judged candidates by the degree rules; the rules on rank lists
+  // and nodes cannot refuse the layouts the search generates, and this
+  // proves it for the configurations a user will see, with every rule of
+  // checkLegality() on the chosen layout. (Building every rank list of every
+  // candidate of a huge cluster would cost more than all the rest.)
+  std::stable_sort(result.ranked.begin(), result.ranked.end(),
+                   [&](const RankedConfiguration &a, const RankedConfiguration &b) {
+                     return ranksBefore(a, b, options.objective);
+                   });
+  size_t confirm = options.confirmTop
+                       ? *options.confirmTop
+                       : (options.numGpus <= 4096 ? result.ranked.size() : 64);
+  for (size_t i = 0; i < std::min(confirm, result.ranked.size());) {
+    const RankedConfiguration &c = result.ranked[i];
+    std::vector<std::string> failed =
+        failingRules(scratch, c.config.degrees, c.config.meshOrder, options,
+                     /*degreeRulesOnly=*/false);
+    if (failed.empty()) {
+      ++i;
+      continue;
+    }
+    for (const std::string &rule : failed)
+      ++result.rejectedByRule[rule];
+    --result.legal;
+    result.ranked.erase(result.ranked.begin() + i);
+  }
   double singleRate = 1.0 / (result.singleGpu.stepSeconds * double(options.steps));
   for (RankedConfiguration &c : result.ranked) {
     c.speedup = options.objective == Objective::Throughput
@@ -240,6 +323,42 @@ searchConfigurations(mlir::ModuleOp imported, const LegalityContext &context,
                      return ranksBefore(a, b, options.objective);
                    });
   return result;
+}
+
+} // namespace ditc
+
+namespace ditc {
+
+std::vector<Degrees> suggestConfigurations(mlir::ModuleOp imported,
+                                           const LegalityContext &context,
+                                           const HardwareProfile &hardware,
+                                           int64_t steps, int64_t branchCalls) {
+  SearchOptions options;
+  options.numGpus = context.deployment.numGpus;
+  options.hardware = hardware;
+  std::optional<int64_t> perNode = context.deployment.ranksPerNode();
+  options.gpusPerNode =
+      perNode ? *perNode : std::min(hardware.gpusPerNode, options.numGpus);
+  if (options.gpusPerNode < 1 || options.numGpus % options.gpusPerNode != 0)
+    options.gpusPerNode = options.numGpus;
+  options.steps = steps;
+  options.branchCalls = branchCalls;
+  options.anchor = context.transformer().degrees;
+  int64_t blocks = std::max<int64_t>(1, context.model.blocks);
+  options.maxShapes = size_t(std::clamp<int64_t>(2048 / blocks, 1, 32));
+  options.exploreMeshOrders = false;
+  options.confirmTop = 3;
+  mlir::FailureOr<SearchResult> found =
+      searchConfigurations(imported, context, options);
+  std::vector<Degrees> out;
+  if (mlir::failed(found))
+    return out;
+  for (const RankedConfiguration &c : found->ranked) {
+    if (out.size() == 3)
+      break;
+    out.push_back(c.config.degrees);
+  }
+  return out;
 }
 
 } // namespace ditc

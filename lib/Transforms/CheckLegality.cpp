@@ -25,7 +25,7 @@ struct CheckLegalityPass : impl::CheckLegalityBase<CheckLegalityPass> {
         buildLegalityContext(module, deploymentFromModule(module));
     if (failed(context))
       return signalPassFailure();
-    LegalityReport report = checkLegality(*context, /*withSuggestions=*/false);
+    LegalityReport report = checkLegality(*context);
     for (const RuleDiagnostic &d : report.diagnostics) {
       Location loc = d.anchor ? d.anchor->getLoc() : module.getLoc();
       std::string text = "[" + d.rule + "] " + d.message;

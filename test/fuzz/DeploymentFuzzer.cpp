@@ -1,14 +1,16 @@
 //===- DeploymentFuzzer.cpp - fuzz the deployment reader and the rules ----===//
 //
 // The input is a deployment file. It is read, attached to tiny-wan's
-// imported module and judged with suggestions, as `ditc check --deployment`
-// does: bad input must be BadInput, and the rules and the suggestion search
-// must finish for any deployment the reader accepts.
+// imported module and judged, and an illegal one gets the cost model's
+// suggestions, as `ditc check --deployment` does: bad input must be
+// BadInput, and the rules and the suggestion search must finish for any
+// deployment the reader accepts.
 //
 //===----------------------------------------------------------------------===//
 #include "FuzzInput.h"
 #include "ditc/Analysis/Deployment.h"
 #include "ditc/Analysis/Legality.h"
+#include "ditc/CostModel/Search.h"
 #include "ditc/Importer/Importer.h"
 #include "ditc/Importer/LoadModel.h"
 #include "ditc/Importer/ModelSpec.h"
@@ -22,6 +24,7 @@ namespace {
 struct Fixture {
   mlir::MLIRContext context;
   mlir::OwningOpRef<mlir::ModuleOp> module;
+  ditc::HardwareProfile hardware = ditc::loadHardwareProfile("h100-sxm");
   Fixture() {
     mlir::DialectRegistry registry;
     ditc::registerAllDialects(registry);
@@ -46,8 +49,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                     ditc::deploymentToAttribute(fixture->context, file.deployment));
     mlir::FailureOr<ditc::LegalityContext> legality =
         ditc::buildLegalityContext(module, ditc::deploymentFromModule(module));
-    if (mlir::succeeded(legality))
-      ditc::checkLegality(*legality, /*suggest=*/true);
+    if (mlir::succeeded(legality) && !ditc::checkLegality(*legality).legal())
+      ditc::suggestConfigurations(module, *legality, fixture->hardware,
+                                  /*steps=*/1, /*branchCalls=*/2);
   } catch (const ditc::BadInput &error) {
     ditc::fuzz::noteRefusal(error.what());
   }

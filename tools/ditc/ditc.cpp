@@ -89,6 +89,9 @@ parallel flags (degrees default to 1, --num-gpus to their product):
                             node shape, for the cross-node warnings
   --mesh-order a,b,...      mesh axes outermost first (default
                             dp,cfg,pp,ring,kv_gather,ulysses,tp)
+  --hardware NAME|FILE      the profile that ranks suggestions for an
+                            illegal configuration (default h100-sxm; see
+                            ditc search)
   --deployment FILE         per-component degrees and rank lists instead of
                             the parallel flags (see docs/cli.md)
 )";
@@ -252,7 +255,7 @@ const char *kParallelFlags[] = {
     "--gpus-per-node"};
 
 ParallelFlags readParallelFlags(const ArgParser &args) {
-  constexpr int64_t kMaxDegree = 4096;
+  constexpr int64_t kMaxDegree = kMaxParallelDegree;
   ParallelFlags flags;
   flags.numGpus = args.getInt("--num-gpus", 1, 1 << 20);
   flags.tp = args.getInt("--tp-size", 1, kMaxDegree);
@@ -380,6 +383,8 @@ struct Request {
   ModelSpec spec;
   Workload workload;
   Deployment deployment;
+  /// The profile that ranks suggestions (--hardware).
+  std::string hardware = "h100-sxm";
 };
 
 void addRequestFlags(ArgParser &args) {
@@ -389,6 +394,7 @@ void addRequestFlags(ArgParser &args) {
   args.addOption("--deployment");
   args.addOption("--mesh-order");
   args.addOption("--format");
+  args.addOption("--hardware");
   // vLLM-Omni's name for the pipeline degree.
   args.addAlias("--pipeline-parallel-size", "--pp-size");
 }
@@ -415,6 +421,10 @@ Request readRequest(const ArgParser &args) {
   }
   request.spec = loadModel(args.positional()[0]);
   request.workload = resolveWorkload(request.spec, workloadOptions);
+  if (auto hardware = args.get("--hardware")) {
+    loadHardwareProfile(*hardware); // a bad name fails before any work
+    request.hardware = *hardware;
+  }
   return request;
 }
 
@@ -432,7 +442,14 @@ LegalityReport checkRequest(mlir::MLIRContext &context, const Request &request,
       buildLegalityContext(*module, deploymentFromModule(*module));
   if (mlir::failed(legality))
     throw InternalError("the imported module lacks model facts");
-  return checkLegality(*legality, /*withSuggestions=*/true);
+  LegalityReport report = checkLegality(*legality);
+  if (!report.legal())
+    report.suggestions = suggestConfigurations(
+        *module, *legality, loadHardwareProfile(request.hardware),
+        request.workload.steps,
+        guidanceBranchesRun(request.workload.branches,
+                            request.workload.guidanceScale));
+  return report;
 }
 
 /// Notes from resolving the flags, then the rules' diagnostics.
@@ -761,6 +778,8 @@ int runSearch(const std::vector<std::string> &argv) {
         {"too_large", result.tooLarge},
         {"rejected_by_rule", result.rejectedByRule},
         {"exhaustive", result.exhaustive},
+        {"shapes", result.shapes},
+        {"shapes_priced", result.shapesPriced},
         {"configurations", nlohmann::json::array()}};
     for (size_t i = 0; i < shown; ++i)
       out["configurations"].push_back(rankedJson(
@@ -788,6 +807,9 @@ int runSearch(const std::vector<std::string> &argv) {
   llvm::outs() << result.candidates << " candidates, " << result.legal
                << " legal, " << result.tooLarge << " too large for "
                << formatGiB(options.hardware.memoryBytes) << " GiB\n";
+  if (!result.exhaustive)
+    llvm::outs() << "not exhaustive: priced " << result.shapesPriced << " of "
+                 << result.shapes << " sharding shapes\n";
   if (result.ranked.empty()) {
     for (auto &[rule, count] : result.rejectedByRule)
       llvm::outs() << "rejected by " << rule << ": " << count << "\n";

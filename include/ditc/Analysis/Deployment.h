@@ -30,6 +30,9 @@ constexpr std::array<Axis, 7> kAllAxes = {Axis::DP,       Axis::CFG,
 const char *axisName(Axis axis);
 std::optional<Axis> axisFromName(const std::string &name);
 
+/// The largest degree of one axis that flags and deployment files accept.
+constexpr int64_t kMaxParallelDegree = 4096;
+
 struct Degrees {
   std::array<int64_t, 7> sizes{1, 1, 1, 1, 1, 1, 1};
 

@@ -90,8 +90,8 @@ struct LegalityRule {
   const char *id;
   const char *summary;
   void (*check)(const LegalityContext &, DiagnosticSink &);
-  /// Depends only on the degrees (not on rank lists or nodes), so it takes
-  /// part in ranking suggested configurations.
+  /// Depends only on the degrees (not on rank lists or nodes), so a search
+  /// over candidate configurations can judge them without rank lists.
   bool degreeRule;
 };
 /// Every rule, in reporting order.
@@ -109,7 +109,8 @@ struct ResolvedConfig {
 struct LegalityReport {
   std::vector<RuleDiagnostic> diagnostics;
   ResolvedConfig config;
-  std::vector<Degrees> suggestions; // only when illegal
+  /// Filled by `ditc check` from the cost model, only when illegal.
+  std::vector<Degrees> suggestions;
   bool legal() const;
 };
 
@@ -124,9 +125,8 @@ mlir::Attribute deploymentToAttribute(mlir::MLIRContext &context,
 mlir::FailureOr<LegalityContext> buildLegalityContext(mlir::ModuleOp module,
                                                       Deployment deployment);
 
-/// Runs every rule. With `suggest`, an illegal configuration also gets up
-/// to three nearest legal ones with the same GPU count.
-LegalityReport checkLegality(const LegalityContext &context, bool suggest);
+/// Runs every rule and resolves the configuration for the report.
+LegalityReport checkLegality(const LegalityContext &context);
 
 /// A copy of `context` that keeps one attention op (and one signal) of each
 /// kind and drops the replicas' rank lists. The rules ask only whether some

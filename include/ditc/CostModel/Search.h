@@ -14,6 +14,7 @@
 #include "ditc/CostModel/CostModel.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,21 @@ struct SearchOptions {
   int64_t steps = 1;
   /// Transformer calls per step before cfg splits them.
   int64_t branchCalls = 1;
+  /// The most (tp, ulysses, ring, kv_gather) shapes the search partitions.
+  /// Each costs one run of the partition passes over the whole model, so
+  /// the bound keeps a search over a huge cluster or a made-up model with
+  /// thousands of blocks short. When more shapes are legal, the ones whose
+  /// candidates lie nearest `anchor` (or come first in the walk) are priced
+  /// and the result is marked not exhaustive.
+  size_t maxShapes = 1024;
+  std::optional<Degrees> anchor;
+  /// Try the mesh orders that change which axes cross nodes (else only the
+  /// default order).
+  bool exploreMeshOrders = true;
+  /// How many of the best configurations to confirm with every rule of
+  /// checkLegality() on their rank lists (default: all up to 4096 GPUs,
+  /// else the best 64).
+  std::optional<size_t> confirmTop;
 };
 
 struct RankedConfiguration {
@@ -49,7 +65,11 @@ struct SearchResult {
   int64_t candidates = 0, legal = 0, tooLarge = 0;
   /// Candidates each rule rejected (a candidate counts once per rule).
   std::map<std::string, int64_t> rejectedByRule;
-  bool exhaustive = true; // false when the walk's step cap cut it short
+  /// False when the walk's step cap or maxShapes left candidates unpriced.
+  bool exhaustive = true;
+  /// Distinct (tp, ulysses, ring, kv_gather) shapes among the legal
+  /// candidates, and how many of them were partitioned and priced.
+  int64_t shapes = 0, shapesPriced = 0;
 };
 
 /// Searches `imported` (an unpartitioned module of the model and workload)
@@ -58,6 +78,19 @@ struct SearchResult {
 mlir::FailureOr<SearchResult> searchConfigurations(mlir::ModuleOp imported,
                                                    const LegalityContext &context,
                                                    const SearchOptions &options);
+
+/// Up to three legal configurations with the deployment's GPU count,
+/// fastest first by the cost model on `hardware`, for `ditc check` to
+/// suggest when a configuration is illegal. A true-CFG model is offered CFG
+/// parallelism when it is what pays. The search partitions at most a few
+/// sharding shapes (those nearest the requested degrees, at most 2048 /
+/// blocks and 32), keeps the default mesh order and confirms only the three
+/// it returns against every rule, so a check stays well under a second for
+/// any world size and any model.
+std::vector<Degrees> suggestConfigurations(mlir::ModuleOp imported,
+                                           const LegalityContext &context,
+                                           const HardwareProfile &hardware,
+                                           int64_t steps, int64_t branchCalls);
 
 /// Whether `a` ranks before `b` under `objective`.
 bool ranksBefore(const RankedConfiguration &a, const RankedConfiguration &b,

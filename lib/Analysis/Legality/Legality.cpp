@@ -276,14 +276,11 @@ FailureOr<LegalityContext> buildLegalityContext(ModuleOp module,
 
 namespace {
 
-/// The most candidates the suggestion search checks with the degree rules,
-/// and the most steps its walk over the factorizations takes. The bounds
-/// below keep the bundled models far under both; the caps stop made-up
-/// models whose heads, blocks and tokens bound little (thousands of each),
-/// so that no input makes `ditc check` search for more than a fraction of
-/// a second. A capped search prints the nearest candidates it found.
-constexpr int64_t kMaxSuggestionCandidates = 1000000;
-constexpr int64_t kMaxSuggestionSteps = 20000000;
+/// The most steps the walk over the factorizations takes. The bounds below
+/// keep the bundled models far under it; the cap stops made-up models whose
+/// heads, blocks and tokens bound little (thousands of each), so that no
+/// input makes a search walk for more than a fraction of a second.
+constexpr int64_t kMaxWalkSteps = 20000000;
 
 /// Which values each axis can take in a legal configuration of `n` ranks:
 /// divisors of `n` that pass the conditions the degree rules put on that
@@ -344,7 +341,7 @@ public:
       : ctx(ctx), bounds(bounds), visit(std::move(visit)) {}
 
   void run(int64_t n) { walk(n, 0, Degrees()); }
-  bool cappedByStepBudget() const { return steps > kMaxSuggestionSteps; }
+  bool cappedByStepBudget() const { return steps > kMaxWalkSteps; }
 
 private:
   // Axes in the order the walk fixes them: the most constrained first, dp
@@ -387,7 +384,7 @@ private:
     }
     Axis axis = kOrder[level];
     for (int64_t f : valuesOf(axis)) {
-      if (++steps > kMaxSuggestionSteps) {
+      if (++steps > kMaxWalkSteps) {
         stopped = true;
         return;
       }
@@ -410,63 +407,6 @@ private:
   int64_t steps = 0;
   bool stopped = false;
 };
-
-/// How far a candidate is from the requested degrees: the sum over axes of
-/// |log2(candidate / requested)|.
-double distance(const Degrees &a, const Degrees &b) {
-  double sum = 0;
-  for (Axis axis : kAllAxes)
-    sum += std::fabs(std::log2(double(a[axis]) / double(b[axis])));
-  return sum;
-}
-
-/// Checks `candidate` with the degree rules on `scratch`, a copy of the
-/// context whose transformer is rewritten in place for every candidate.
-bool legalDegrees(LegalityContext &scratch, const Degrees &candidate) {
-  Placement &transformer = *scratch.deployment.find("transformer");
-  transformer.degrees = candidate;
-  const LegalityContext &ctx = scratch;
-  DiagnosticSink quiet(/*detailed=*/false);
-  for (const LegalityRule &rule : legalityRules())
-    if (rule.degreeRule)
-      rule.check(ctx, quiet);
-  return !quiet.hasErrors();
-}
-
-std::vector<Degrees> suggest(const LegalityContext &ctx) {
-  const Degrees requested = ctx.transformer().degrees;
-  LegalityContext scratch = compactLegalityContext(ctx);
-  // The three nearest legal candidates; ties go to the smaller degrees in
-  // the order dp, cfg, pp, ring, kv_gather, ulysses, tp, whatever order the
-  // walk finds them in.
-  using Ranked = std::pair<double, Degrees>;
-  auto nearer = [](const Ranked &a, const Ranked &b) {
-    if (a.first != b.first)
-      return a.first < b.first;
-    return a.second.sizes < b.second.sizes;
-  };
-  std::vector<Ranked> best;
-  int64_t checked = 0;
-  forEachDegreeCandidate(scratch, ctx.deployment.numGpus,
-                         [&](const Degrees &candidate) {
-    if (candidate == requested)
-      return true;
-    if (legalDegrees(scratch, candidate)) {
-      Ranked ranked{distance(candidate, requested), candidate};
-      if (best.size() < 3 || nearer(ranked, best.back())) {
-        best.insert(std::upper_bound(best.begin(), best.end(), ranked, nearer),
-                    ranked);
-        if (best.size() > 3)
-          best.pop_back();
-      }
-    }
-    return ++checked < kMaxSuggestionCandidates;
-  });
-  std::vector<Degrees> out;
-  for (const Ranked &ranked : best)
-    out.push_back(ranked.second);
-  return out;
-}
 
 } // namespace
 
@@ -507,7 +447,7 @@ bool forEachDegreeCandidate(const LegalityContext &ctx, int64_t n,
   return !walk.cappedByStepBudget();
 }
 
-LegalityReport checkLegality(const LegalityContext &ctx, bool withSuggestions) {
+LegalityReport checkLegality(const LegalityContext &ctx) {
   DiagnosticSink sink;
   for (const LegalityRule &rule : legalityRules())
     rule.check(ctx, sink);
@@ -525,8 +465,6 @@ LegalityReport checkLegality(const LegalityContext &ctx, bool withSuggestions) {
   config.attentionBackend = resolvedBackend(transformer);
   config.sequenceLength = ctx.model.imageTokens;
   config.textLength = ctx.model.textTokens;
-  if (withSuggestions && !report.legal())
-    report.suggestions = suggest(ctx);
   return report;
 }
 
