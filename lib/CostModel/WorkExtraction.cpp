@@ -1,14 +1,16 @@
 //===- WorkExtraction.cpp - partitioned IR to per-rank work ---------------===//
 //
-// FLOP counts follow the op's math at its local shapes: a linear is
-// 2·M·N·K, attention 4·B·H·Lq·Lk·d (scores and values; ring attention sees
-// every hop's keys), and every other arithmetic op one FLOP per result
-// element. Ops that only move data (stack, split, concat, slices) cost
-// bytes, not FLOPs.
+// FLOPs and parameters are the plan's own (StepAccounting, which asks each
+// op's interfaces): a linear is 2·M·N·K, attention 4·B·H·Lq·Lk·d (ring
+// attention sees every hop's keys), every other arithmetic op one FLOP per
+// result element, and ops that only move data cost bytes, not FLOPs. This
+// file adds what pricing needs on top: the roofline class of each op, the
+// bytes it moves, its collectives' buffers, and where each block ends.
 //
 //===----------------------------------------------------------------------===//
 #include "ditc/CostModel/WorkExtraction.h"
 
+#include "ditc/Analysis/StepAccounting.h"
 #include "ditc/Transforms/MeshInfo.h"
 #include "ditc/Transforms/Passes.h"
 #include "ditc/Transforms/ShardingAttrs.h"
@@ -56,9 +58,6 @@ double bytesOf(TypeRange types) {
   return sum;
 }
 
-int64_t lastDim(Value v) {
-  return cast<RankedTensorType>(v.getType()).getShape().back();
-}
 
 std::vector<Axis> axesOf(const MeshInfo &mesh, ArrayRef<int16_t> gridAxes) {
   std::vector<Axis> axes;
@@ -67,25 +66,7 @@ std::vector<Axis> axesOf(const MeshInfo &mesh, ArrayRef<int16_t> gridAxes) {
   return axes;
 }
 
-/// Ops that only move or select data.
-bool movesDataOnly(Operation *op) {
-  return isa<dit::StackOp, dit::UnstackOp, dit::ConcatStreamsOp,
-             dit::SplitStreamsOp, dit::CFGSelectOp, dit::UnpatchifyOp,
-             shard::AllSliceOp>(op) ||
-         op->getName().getStringRef() == "tensor.concat";
-}
 
-/// A linear layer's work at local shapes: input [.., K], output [.., N].
-void addLinear(BlockWork &work, Value input, Value output, bool bias,
-               double elementBytes) {
-  double k = double(lastDim(input)), n = double(lastDim(output));
-  double m = elementsOf(output.getType()) / n;
-  double weightBytes = (n * k + (bias ? n : 0)) * elementBytes;
-  work.compute.add(OpClass::Gemm, 2.0 * m * n * k,
-                   bytesOf(input.getType()) + bytesOf(output.getType()) +
-                       weightBytes);
-  work.paramBytes += weightBytes;
-}
 
 class Extractor {
 public:
@@ -135,37 +116,27 @@ private:
     return block;
   }
 
+  /// Which roofline an op's FLOPs sit on: the GEMMs, attention, or the
+  /// memory-bound rest.
+  static OpClass classOf(Operation *op) {
+    if (isa<dit::LinearOp, dit::PatchEmbedOp, dit::TimestepEmbeddingOp>(op))
+      return OpClass::Gemm;
+    if (auto adaln = dyn_cast<dit::AdaLNModulationOp>(op))
+      return adaln.getTable() ? OpClass::Elementwise : OpClass::Gemm;
+    if (isa<dit::AttentionOp>(op))
+      return OpClass::Attention;
+    return OpClass::Elementwise;
+  }
+
   LogicalResult account(Operation *op, BlockWork &work) {
-    double eb = op->getNumResults() ? bytesPerElement(op->getResult(0).getType()) : 0;
-    if (auto linear = dyn_cast<dit::LinearOp>(op)) {
-      addLinear(work, linear.getInput(), linear.getResult(), linear.getBias(), eb);
-    } else if (auto embed = dyn_cast<dit::PatchEmbedOp>(op)) {
-      addLinear(work, embed.getLatents(), embed.getResult(), true, eb);
-    } else if (auto t = dyn_cast<dit::TimestepEmbeddingOp>(op)) {
-      double d = double(lastDim(t.getResult())), f = double(t.getFreqDim());
-      double m = elementsOf(t.getType()) / d;
-      double weights = (f * d + d * d + 2 * d) * eb;
-      work.compute.add(OpClass::Gemm, 2.0 * m * (f * d + d * d),
-                       weights + bytesOf(t.getType()));
-      work.paramBytes += weights;
-    } else if (auto adaln = dyn_cast<dit::AdaLNModulationOp>(op)) {
-      double outElements = elementsOf(adaln.getType());
-      if (adaln.getTable()) {
-        work.compute.add(OpClass::Elementwise, outElements,
-                         2 * bytesOf(adaln.getType()));
-        work.paramBytes += outElements / double(cast<RankedTensorType>(
-                                              adaln.getType()).getDimSize(0)) * eb;
-      } else {
-        double e = double(lastDim(adaln.getCondition()));
-        double batch = elementsOf(adaln.getCondition().getType()) / e;
-        double n = outElements / batch;
-        work.compute.add(OpClass::Gemm, 2.0 * batch * n * e,
-                         (n * e + n) * eb + bytesOf(adaln.getType()));
-        work.paramBytes += (n * e + n) * eb;
-      }
-    } else if (auto attention = dyn_cast<dit::AttentionOp>(op)) {
-      accountAttention(attention, work);
-    } else if (auto reduce = dyn_cast<shard::AllReduceOp>(op)) {
+    // FLOPs and parameters come from the step accounting the plan uses
+    // (each op's DitCostOpInterface and DitParameterOpInterface); bytes are
+    // the op's operands, results and the weights it reads.
+    double weights = 0;
+    for (const ParamSlice &slice : parameterSlices(op, mesh))
+      weights += double(slice.localBytes);
+    work.paramBytes += weights;
+    if (auto reduce = dyn_cast<shard::AllReduceOp>(op)) {
       work.collectives.push_back({CollectiveKind::AllReduce,
                                   axesOf(mesh, reduce.getGridAxes()),
                                   bytesOf(reduce.getInput().getType())});
@@ -177,71 +148,50 @@ private:
       work.collectives.push_back({CollectiveKind::AllToAll,
                                   axesOf(mesh, exchange.getGridAxes()),
                                   bytesOf(exchange.getInput().getType())});
-    } else if (movesDataOnly(op)) {
-      work.compute.add(OpClass::Elementwise, 0,
-                       bytesOf(op->getOperandTypes()) + bytesOf(op->getResultTypes()));
     } else if (op->getNumResults() > 0) {
-      // Norms, modulation, residuals, activations, rotary embeddings.
-      work.compute.add(OpClass::Elementwise, elementsOf(op->getResult(0).getType()),
-                       bytesOf(op->getOperandTypes()) + bytesOf(op->getResultTypes()));
-      if (isa<dit::RMSNormOp, dit::LayerNormOp>(op)) {
+      OpClass opClass = classOf(op);
+      double flops = double(opFlops(op, mesh));
+      double bytes = bytesOf(op->getOperandTypes()) +
+                     bytesOf(op->getResultTypes()) + weights;
+      work.compute.add(opClass, flops, bytes);
+      if (auto attention = dyn_cast<dit::AttentionOp>(op))
+        accountRing(attention, flops, work);
+      if (isa<dit::RMSNormOp, dit::LayerNormOp>(op) &&
+          op->hasAttr(kReduceStatsAttrName)) {
+        // Per-row sums (and sums of squares) in float32, over tp.
         auto x = cast<RankedTensorType>(op->getResult(0).getType());
-        // Affine norms read a scale (and a layer norm a shift) per feature,
-        // or per feature of a group when the statistics are per group.
-        if (op->hasAttr("weight")) {
-          auto group = op->getAttrOfType<IntegerAttr>("group_size");
-          double width = group ? double(group.getInt()) : double(x.getShape().back());
-          work.paramBytes += width * eb * (isa<dit::LayerNormOp>(op) ? 2 : 1);
-        }
-        if (op->hasAttr(kReduceStatsAttrName)) {
-          // Per-row sums (and sums of squares) in float32.
-          double rows = elementsOf(x) / double(x.getShape().back());
-          double stats = isa<dit::LayerNormOp>(op) ? 2 : 1;
-          work.collectives.push_back(
-              {CollectiveKind::AllReduce, {Axis::TP}, rows * stats * 4});
-        }
+        double rows = elementsOf(x) / double(x.getShape().back());
+        double stats = isa<dit::LayerNormOp>(op) ? 2 : 1;
+        work.collectives.push_back(
+            {CollectiveKind::AllReduce, {Axis::TP}, rows * stats * 4});
       }
     }
     return success();
   }
 
-  void accountAttention(dit::AttentionOp attention, BlockWork &work) {
-    Value q = attention->getOperand(0);
-    Value k = attention->getOperand(attention->getNumOperands() > 1 ? 1 : 0);
-    auto qType = cast<RankedTensorType>(q.getType());
-    auto kType = cast<RankedTensorType>(k.getType());
-    double batch = double(qType.getDimSize(0));
-    double heads = double(attention.getNumHeads());
-    double headDim = double(attention.getHeadDim());
-    double lq = double(qType.getDimSize(1)), lk = double(kType.getDimSize(1));
-    int64_t hops = 0;
-    double text = double(attention.getTextTokens());
-    if (auto ring = attention->getAttrOfType<IntegerAttr>(kRingAxisAttrName)) {
-      // Each hop brings another rank's image rows; the text rows stay.
-      int64_t n = mesh.size(mesh.order[ring.getInt()]);
-      hops = n - 1;
-      lk = text + (lk - text) * double(n);
-    }
-    double flops = 4.0 * batch * heads * lq * lk * headDim;
-    work.compute.add(OpClass::Attention, flops,
-                     bytesOf(attention->getOperandTypes()) +
-                         bytesOf(attention->getResultTypes()));
-    if (hops > 0) {
-      // Every block after the first is merged into the running output by
-      // the online softmax: the float32 output read, rescaled and written
-      // back, and the block's own partial output read once more.
-      double outputElements = elementsOf(attention.getType());
-      work.compute.add(OpClass::Elementwise, 3 * outputElements * double(hops),
-                       3 * 4 * outputElements * double(hops));
-      double rows = double(kType.getDimSize(1)) - text;
-      double block = rows * double(kType.getDimSize(0)) *
-                     double(kType.getDimSize(2)) * bytesPerElement(kType);
-      work.collectives.push_back({CollectiveKind::RingShift,
-                                  {Axis::Ring},
-                                  2 * block,
-                                  hops,
-                                  flops / double(hops + 1)});
-    }
+  /// Ring attention's extra work: per hop after the first, the online
+  /// softmax merges the block into the running float32 output, and the K
+  /// and V image rows move to the next member, hidden behind that hop's
+  /// share of the attention FLOPs as far as the hardware overlaps them.
+  void accountRing(dit::AttentionOp attention, double flops, BlockWork &work) {
+    auto ring = attention->getAttrOfType<IntegerAttr>(kRingAxisAttrName);
+    if (!ring || attention->getNumOperands() < 2)
+      return;
+    int64_t hops = mesh.size(mesh.order[ring.getInt()]) - 1;
+    if (hops < 1)
+      return;
+    double outputElements = elementsOf(attention.getType());
+    work.compute.add(OpClass::Elementwise, 3 * outputElements * double(hops),
+                     3 * 4 * outputElements * double(hops));
+    auto k = cast<RankedTensorType>(attention->getOperand(1).getType());
+    double rows = double(k.getDimSize(1)) - double(attention.getTextTokens());
+    double block = rows * double(k.getDimSize(0)) * double(k.getDimSize(2)) *
+                   bytesPerElement(k);
+    work.collectives.push_back({CollectiveKind::RingShift,
+                                {Axis::Ring},
+                                2 * block,
+                                hops,
+                                flops / double(hops + 1)});
   }
 
   /// For each block b, the bytes of values defined at or before b (or
