@@ -18,6 +18,7 @@
 #include "dit/IR/DitAttrs.h"
 #include "dit/IR/DitDialect.h"
 #include "dit/IR/DitOps.h"
+#include "dit/IR/DitPassAttrs.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -263,9 +264,8 @@ FailureOr<TransformerWork> extractTransformerWork(ModuleOp module) {
   if (failed(mesh))
     return failure();
   for (auto fn : module.getOps<func::FuncOp>()) {
-    auto component =
-        fn->getAttrOfType<StringAttr>(dit::DitDialect::kComponentAttrName);
-    if (fn.isExternal() || !component || component.getValue() != "transformer")
+    if (fn.isExternal() ||
+        dit::getComponent(fn) != dit::PipelineComponent::Transformer)
       continue;
     TransformerWork work;
     Extractor extractor(*mesh);

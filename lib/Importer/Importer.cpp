@@ -54,11 +54,13 @@ namespace {
 /// Adds a function to the module and returns it.
 func::FuncOp addFunction(OpBuilder &b, ModuleOp module, StringRef name,
                          TypeRange inputs, TypeRange results,
-                         StringRef component) {
+                         PipelineComponent component) {
   b.setInsertionPointToEnd(module.getBody());
   auto fn = func::FuncOp::create(b, b.getUnknownLoc(), name,
                                    b.getFunctionType(inputs, results));
-  fn->setAttr(DitDialect::kComponentAttrName, b.getStringAttr(component));
+  DitDialect::get(b.getContext())
+      .getComponentAttrHelper()
+      .setAttr(fn, PipelineComponentAttr::get(b.getContext(), component));
   return fn;
 }
 
@@ -141,7 +143,7 @@ OwningOpRef<ModuleOp> importModel(MLIRContext &context, const ModelSpec &spec,
     textOutputs.push_back(pooledType);
   {
     func::FuncOp fn = addFunction(b, *module, "text_encoder", {}, textOutputs,
-                                  "text_encoder");
+                                  PipelineComponent::TextEncoder);
     b.setInsertionPointToStart(fn.addEntryBlock());
     auto kind = ComponentKindAttr::get(&context, ComponentKind::TextEncoder);
     SmallVector<Value> results;
@@ -171,9 +173,11 @@ OwningOpRef<ModuleOp> importModel(MLIRContext &context, const ModelSpec &spec,
   std::vector<std::string> experts{"transformer"};
   if (spec.experts == 2)
     experts.push_back("transformer_2");
-  for (const std::string &name : experts) {
-    func::FuncOp fn = addFunction(b, *module, name, transformerInputs,
-                                  {latents}, name);
+  for (size_t e = 0; e < experts.size(); ++e) {
+    func::FuncOp fn = addFunction(b, *module, experts[e], transformerInputs,
+                                  {latents},
+                                  e == 0 ? PipelineComponent::Transformer
+                                         : PipelineComponent::Transformer2);
     nameStepInputs(fn, transformerNames);
     graph.buildTransformer(fn);
   }
@@ -197,7 +201,7 @@ OwningOpRef<ModuleOp> importModel(MLIRContext &context, const ModelSpec &spec,
     }
     std::string name = e == 0 ? "denoise_step" : "denoise_step_2";
     func::FuncOp fn = addFunction(b, *module, name, inputs, {latents},
-                                  "denoise_step");
+                                  PipelineComponent::DenoiseStep);
     nameStepInputs(fn, names, branches);
     b.setInsertionPointToStart(fn.addEntryBlock());
     auto args = fn.getArguments();
@@ -235,7 +239,8 @@ OwningOpRef<ModuleOp> importModel(MLIRContext &context, const ModelSpec &spec,
     pixels.push_back(w.width);
     RankedTensorType video = graph.tensor(pixels);
     func::FuncOp fn =
-        addFunction(b, *module, "vae_decode", {latents}, {video}, "vae");
+        addFunction(b, *module, "vae_decode", {latents}, {video},
+                    PipelineComponent::Vae);
     b.setInsertionPointToStart(fn.addEntryBlock());
     Value decoded =
         ComponentOp::create(b, 

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ditc/Plan/ManifestBuilder.h"
+#include "ditc/Analysis/AxisConversion.h"
 #include "ditc/Support/Utf8.h"
 #include "ditc/Transforms/Roles.h"
 
@@ -45,16 +46,14 @@ FailureOr<std::vector<func::FuncOp>> readRoles(ModuleOp module) {
   return out;
 }
 
-/// `dit.role` on a role function: its {stage, cfg} coordinates.
+/// `dit.role` on a role function: its #dit.role<stage, cfg> coordinates.
 FailureOr<std::pair<int64_t, int64_t>> readRole(func::FuncOp fn) {
-  auto role = fn->getAttrOfType<DictionaryAttr>(kRoleAttrName);
-  IntegerAttr stage = role ? role.getAs<IntegerAttr>("stage") : IntegerAttr();
-  IntegerAttr cfg = role ? role.getAs<IntegerAttr>("cfg") : IntegerAttr();
-  if (!stage || !cfg)
+  auto role = fn->getAttrOfType<dit::RoleAttr>(kRoleAttrName);
+  if (!role)
     return fn.emitError() << "needs '" << kRoleAttrName
-                          << " = {stage = S, cfg = C}', which dit-lower-roles "
-                             "sets on every role";
-  return std::make_pair(stage.getInt(), cfg.getInt());
+                          << " = #dit.role<stage = S, cfg = C>', which "
+                             "dit-lower-roles sets on every role";
+  return std::make_pair(role.getStage(), role.getCfg());
 }
 
 /// `dit.rank_roles`: every rank's role index, -1 for an idle rank.
@@ -67,29 +66,20 @@ FailureOr<ArrayRef<int64_t>> readRankRoles(ModuleOp module) {
   return table.asArrayRef();
 }
 
-/// `dit.groups`: per axis name, every group's ranks.
+/// `dit.groups`: per axis name, every group's ranks (#dit.groups, whose
+/// verifier has checked that each axis partitions the same ranks).
 using Groups = std::map<std::string, std::vector<std::vector<int64_t>>>;
 FailureOr<Groups> readGroups(ModuleOp module) {
-  auto groups = module->getAttrOfType<DictionaryAttr>(kGroupsAttrName);
+  auto groups = module->getAttrOfType<dit::GroupsAttr>(kGroupsAttrName);
   if (!groups)
     return module.emitError() << "the plan needs '" << kGroupsAttrName
-                              << "', which dit-mesh-layout sets";
+                              << " = #dit.groups<...>', which dit-mesh-layout "
+                                 "sets";
   Groups out;
-  for (NamedAttribute axis : groups) {
-    auto lists = dyn_cast<ArrayAttr>(axis.getValue());
-    if (!lists)
-      return module.emitError()
-             << "'" << kGroupsAttrName << "." << axis.getName().getValue()
-             << "' must be a list of array<i64>, got " << axis.getValue();
-    auto &axisGroups = out[axis.getName().str()];
-    for (Attribute list : lists) {
-      auto ranks = dyn_cast<DenseI64ArrayAttr>(list);
-      if (!ranks)
-        return module.emitError() << "'" << kGroupsAttrName << "."
-                                  << axis.getName().getValue()
-                                  << "' holds " << list << "; expected array<i64>";
+  for (Axis axis : kAllAxes) {
+    auto &axisGroups = out[axisName(axis)];
+    for (DenseI64ArrayAttr ranks : groups.of(toMeshAxis(axis)))
       axisGroups.emplace_back(ranks.asArrayRef().begin(), ranks.asArrayRef().end());
-    }
   }
   return out;
 }

@@ -81,6 +81,10 @@ FailureOr<json> attributeJson(Attribute attr) {
     return json(dit::stringifyComponentKind(e.getValue()).str());
   if (auto e = dyn_cast<shard::ReductionKindAttr>(attr))
     return json(shard::stringifyReductionKind(e.getValue()).str());
+  if (auto e = dyn_cast<dit::LatentLayoutAttr>(attr))
+    return json(dit::stringifyLatentLayout(e.getValue()).str());
+  if (auto e = dyn_cast<dit::PipelineComponentAttr>(attr))
+    return json(dit::stringifyPipelineComponent(e.getValue()).str());
   return failure();
 }
 
@@ -101,10 +105,18 @@ FailureOr<json> blockJson(Attribute attr) {
 
 /// `dit.tp`: "column" or "row".
 FailureOr<json> tpRoleJson(Attribute attr) {
-  auto role = dyn_cast<StringAttr>(attr);
-  if (!role || (role.getValue() != "column" && role.getValue() != "row"))
+  auto role = dyn_cast<dit::TPRoleAttr>(attr);
+  if (!role)
     return failure();
-  return json(role.str());
+  return json(dit::stringifyTPRole(role.getValue()).str());
+}
+
+/// Mesh axes by name, as the plan has always spelled them.
+json axisNamesJson(ArrayRef<dit::MeshAxis> axes) {
+  json out = json::array();
+  for (dit::MeshAxis axis : axes)
+    out.push_back(dit::stringifyMeshAxis(axis).str());
+  return out;
 }
 
 /// `dit.tp_segments`: global widths of the split dimension's pieces.
@@ -116,18 +128,19 @@ FailureOr<json> tpSegmentsJson(Attribute attr) {
 
 /// `dit.reduce_stats_over`: the axis names a norm reduces statistics over.
 FailureOr<json> reduceStatsJson(Attribute attr) {
-  auto axes = dyn_cast<ArrayAttr>(attr);
-  if (!axes || !llvm::all_of(axes, llvm::IsaPred<StringAttr>))
+  auto axes = dyn_cast<dit::AxesAttr>(attr);
+  if (!axes)
     return failure();
-  return attributeJson(attr);
+  return axisNamesJson(axes.getAxes());
 }
 
 /// `dit.attention_plan`: {heads = [axis names], rows = keyword}.
 FailureOr<json> attentionPlanJson(Attribute attr) {
-  auto plan = dyn_cast<DictionaryAttr>(attr);
-  if (!plan || !plan.getAs<ArrayAttr>("heads") || !plan.getAs<StringAttr>("rows"))
+  auto plan = dyn_cast<dit::AttentionPlanAttr>(attr);
+  if (!plan)
     return failure();
-  return attributeJson(attr);
+  return json{{"heads", axisNamesJson(plan.getHeads())},
+              {"rows", dit::stringifyAttentionRows(plan.getRows()).str()}};
 }
 
 /// `dit.ring_axis`: the grid axis ring attention rotates K and V over.

@@ -17,6 +17,7 @@
 
 #include "dit/IR/DitInterfaces.h"
 #include "dit/IR/DitOps.h"
+#include "dit/IR/DitPassAttrs.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -47,10 +48,7 @@ struct InsertCollectivesPass
     PartitionContext context(&getContext(), mesh);
     std::optional<RankedTensorType> latentTokens;
     for (auto fn : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
-      auto component =
-          fn->getAttrOfType<StringAttr>(DitDialect::kComponentAttrName);
-      if (fn.isExternal() || !component ||
-          !component.getValue().starts_with("transformer"))
+      if (fn.isExternal() || !isTransformerFunction(fn))
         continue;
       FailureOr<RankedTensorType> tokens = partitionTransformer(fn, context);
       if (failed(tokens))
@@ -60,10 +58,8 @@ struct InsertCollectivesPass
     if (!latentTokens)
       return;
     for (auto fn : module.getOps<func::FuncOp>()) {
-      auto component =
-          fn->getAttrOfType<StringAttr>(DitDialect::kComponentAttrName);
-      if (!fn.isExternal() && component &&
-          component.getValue() == "denoise_step")
+      if (!fn.isExternal() &&
+          getComponent(fn) == PipelineComponent::DenoiseStep)
         if (failed(partitionDenoiseStep(fn, *latentTokens, context)))
           return signalPassFailure();
     }

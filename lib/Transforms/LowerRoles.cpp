@@ -28,41 +28,34 @@ using namespace mlir::dit;
 namespace ditc {
 namespace {
 
-struct LowerRolesPass : impl::LowerRolesBase<LowerRolesPass> {
-  MeshInfo mesh;
+/// One run's lowering, for the mesh dit-mesh-layout laid out.
+struct RoleLowering {
+  DitDialect &dialect;
+  const MeshInfo &mesh;
 
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    FailureOr<MeshInfo> info = readMeshInfo(module);
-    if (failed(info))
-      return signalPassFailure();
-    mesh = *info;
+  LogicalResult run(ModuleOp module) {
     int64_t stages = mesh.size(Axis::PP), cfg = mesh.size(Axis::CFG);
-
     SmallVector<func::FuncOp> steps;
     for (auto fn : module.getOps<func::FuncOp>()) {
-      auto component =
-          fn->getAttrOfType<StringAttr>(DitDialect::kComponentAttrName);
-      if (!fn.isExternal() && component && component.getValue() == "denoise_step")
+      auto component = dialect.getComponentAttrHelper().getAttr(fn);
+      if (!fn.isExternal() && component &&
+          component.getValue() == PipelineComponent::DenoiseStep)
         steps.push_back(fn);
     }
-    if (steps.empty()) {
-      module.emitError() << "dit-lower-roles found no @denoise_step";
-      return signalPassFailure();
-    }
-    OpBuilder b(&getContext());
+    if (steps.empty())
+      return module.emitError() << "dit-lower-roles found no @denoise_step";
+    OpBuilder b(module.getContext());
     SmallVector<Attribute> roles;
     for (func::FuncOp step : steps) {
       for (int64_t s = 0; s < stages; ++s)
         for (int64_t c = 0; c < cfg; ++c) {
           FailureOr<func::FuncOp> role = lower(b, step, s, c, stages, cfg);
           if (failed(role))
-            return signalPassFailure();
+            return failure();
           roles.push_back(FlatSymbolRefAttr::get(role->getNameAttr()));
         }
       step.erase();
     }
-    module->setAttr(kRolesAttrName, b.getArrayAttr(roles));
 
     // Rank table: role index s * cfg + c of the first step function.
     Deployment deployment = deploymentFromModule(module);
@@ -73,16 +66,27 @@ struct LowerRolesPass : impl::LowerRolesBase<LowerRolesPass> {
     SmallVector<int64_t> table;
     for (const Degrees &c : coords)
       table.push_back(c[Axis::PP] < 0 ? -1 : c[Axis::PP] * cfg + c[Axis::CFG]);
-    module->setAttr(kRankRolesAttrName, b.getDenseI64ArrayAttr(table));
+    dialect.getRolesAttrHelper().setAttr(module, b.getArrayAttr(roles));
+    dialect.getRankRolesAttrHelper().setAttr(module,
+                                             b.getDenseI64ArrayAttr(table));
+    return success();
   }
 
   /// The stage function a transformer call runs on stage `s`.
-  FlatSymbolRefAttr stageCallee(func::CallOp call, int64_t s) {
+  FailureOr<FlatSymbolRefAttr> stageCallee(func::CallOp call, int64_t s) {
     auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
         call, call.getCalleeAttr());
-    if (auto stagesAttr = callee->getAttrOfType<ArrayAttr>("dit.stages"))
-      return cast<FlatSymbolRefAttr>(stagesAttr[s]);
-    return call.getCalleeAttr();
+    ArrayAttr stagesAttr =
+        callee ? dialect.getStagesAttrHelper().getAttr(callee) : ArrayAttr();
+    if (!stagesAttr)
+      return call.getCalleeAttr();
+    // The verifier checked that dit.stages holds symbol references.
+    if (s >= int64_t(stagesAttr.size()))
+      return call.emitError()
+             << "@" << callee.getName() << " is split into "
+             << stagesAttr.size() << " stages, but the mesh has "
+             << mesh.size(Axis::PP) << " pipeline stages";
+    return cast<FlatSymbolRefAttr>(stagesAttr[s]);
   }
 
   FailureOr<func::FuncOp> lower(OpBuilder &b, func::FuncOp step, int64_t s,
@@ -90,9 +94,8 @@ struct LowerRolesPass : impl::LowerRolesBase<LowerRolesPass> {
     b.setInsertionPoint(step);
     auto role = cast<func::FuncOp>(b.clone(*step));
     role.setName((step.getName() + "_s" + Twine(s) + "_c" + Twine(c)).str());
-    role->setAttr(kRoleAttrName,
-                  b.getDictionaryAttr({b.getNamedAttr("stage", b.getI64IntegerAttr(s)),
-                                       b.getNamedAttr("cfg", b.getI64IntegerAttr(c))}));
+    dialect.getRoleAttrHelper().setAttr(role,
+                                        RoleAttr::get(b.getContext(), s, c));
     // This role's branch inputs.
     SmallVector<CFGSelectOp> selects;
     role.walk([&](CFGSelectOp op) { selects.push_back(op); });
@@ -117,9 +120,12 @@ struct LowerRolesPass : impl::LowerRolesBase<LowerRolesPass> {
       Block &body = role.front();
       Operation *oldTerminator = body.getTerminator();
       b.setInsertionPointToEnd(&body);
-      for (func::CallOp call : calls)
-        func::CallOp::create(b, loc, stageCallee(call, s), TypeRange{},
-                               call.getOperands());
+      for (func::CallOp call : calls) {
+        FailureOr<FlatSymbolRefAttr> callee = stageCallee(call, s);
+        if (failed(callee))
+          return failure();
+        func::CallOp::create(b, loc, *callee, TypeRange{}, call.getOperands());
+      }
       Value next = latents;
       if (s == 0) {
         Value empty = tensor::EmptyOp::create(b, 
@@ -129,7 +135,7 @@ struct LowerRolesPass : impl::LowerRolesBase<LowerRolesPass> {
             loc, latents.getType(), kGridName,
             ArrayRef<int16_t>{mesh.gridAxis(Axis::PP)}, empty,
             b.getDenseI64ArrayAttr({stages - 1}), ValueRange{});
-        recv->setAttr(kBetweenStepsAttrName, b.getUnitAttr());
+        dialect.getBetweenStepsAttrHelper().setAttr(recv, b.getUnitAttr());
         next = recv.getResult();
       }
       func::ReturnOp::create(b, loc, next);
@@ -143,8 +149,12 @@ struct LowerRolesPass : impl::LowerRolesBase<LowerRolesPass> {
         op->erase();
       return role;
     }
-    for (func::CallOp call : calls)
-      call.setCalleeAttr(stageCallee(call, s));
+    for (func::CallOp call : calls) {
+      FailureOr<FlatSymbolRefAttr> callee = stageCallee(call, s);
+      if (failed(callee))
+        return failure();
+      call.setCalleeAttr(*callee);
+    }
     if (stages > 1) {
       Operation *terminator = role.front().getTerminator();
       b.setInsertionPoint(terminator);
@@ -152,11 +162,22 @@ struct LowerRolesPass : impl::LowerRolesBase<LowerRolesPass> {
           loc, terminator->getOperand(0).getType(), kGridName,
           ArrayRef<int16_t>{mesh.gridAxis(Axis::PP)}, terminator->getOperand(0),
           ArrayRef<int64_t>{0}, ValueRange{});
-      send->setAttr(kBetweenStepsAttrName, b.getUnitAttr());
+      dialect.getBetweenStepsAttrHelper().setAttr(send, b.getUnitAttr());
     }
     return role;
   }
+};
 
+struct LowerRolesPass : impl::LowerRolesBase<LowerRolesPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<MeshInfo> mesh = readMeshInfo(module);
+    if (failed(mesh))
+      return signalPassFailure();
+    RoleLowering lowering{DitDialect::get(&getContext()), *mesh};
+    if (failed(lowering.run(module)))
+      signalPassFailure();
+  }
 };
 
 } // namespace

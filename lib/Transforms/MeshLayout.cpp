@@ -7,7 +7,6 @@
 //===----------------------------------------------------------------------===//
 #include "ditc/Analysis/Legality.h"
 #include "ditc/Analysis/MeshLayout.h"
-#include "ditc/Support/BadInput.h"
 #include "ditc/Transforms/MeshInfo.h"
 #include "ditc/Transforms/Passes.h"
 
@@ -51,21 +50,31 @@ FailureOr<MeshInfo> readMeshInfo(ModuleOp module) {
   MeshInfo info;
   info.grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
       module, StringAttr::get(module.getContext(), kGridName));
-  auto names = module->getAttrOfType<ArrayAttr>(kMeshAxesAttrName);
-  if (!info.grid || !names || names.size() != kAllAxes.size())
+  auto *dialect = module.getContext()->getLoadedDialect<dit::DitDialect>();
+  dit::AxesAttr names =
+      dialect ? dialect->getMeshAxesAttrHelper().getAttr(module) : nullptr;
+  if (!info.grid || !names)
     return module.emitError()
            << "needs the shard.grid @" << kGridName << " and '"
-           << kMeshAxesAttrName << "' that --dit-mesh-layout emits";
-  for (Attribute name : names) {
-    auto axis = axisFromName(cast<StringAttr>(name).str());
-    if (!axis)
-      return module.emitError() << "'" << kMeshAxesAttrName
-                                << "' names an unknown axis " << name;
-    info.order.push_back(*axis);
-  }
+           << dit::DitDialect::MeshAxesAttrHelper::getNameStr()
+           << "' that --dit-mesh-layout emits";
+  // The verifier checked that the axes are the seven, once each; the grid
+  // must have one dimension per axis.
   ArrayRef<int64_t> shape = info.grid.getShape();
-  for (size_t i = 0; i < info.order.size(); ++i)
-    info.degrees[info.order[i]] = shape[i];
+  if (shape.size() != names.getAxes().size())
+    return module.emitError()
+           << "shard.grid @" << kGridName << " has " << shape.size()
+           << " axes, but '" << dit::DitDialect::MeshAxesAttrHelper::getNameStr()
+           << "' names " << names.getAxes().size();
+  for (auto [axis, size] : llvm::zip(names.getAxes(), shape)) {
+    if (size < 1)
+      return module.emitError() << "shard.grid @" << kGridName << " axis '"
+                                << dit::stringifyMeshAxis(axis)
+                                << "' has size " << size
+                                << "; expected a positive static size";
+    info.order.push_back(toAxis(axis));
+    info.degrees[toAxis(axis)] = size;
+  }
   return info;
 }
 
@@ -80,19 +89,29 @@ struct MeshLayoutPass : impl::MeshLayoutBase<MeshLayoutPass> {
     Deployment deployment = deploymentFromModule(module);
     std::vector<Axis> order = deployment.meshOrder;
     if (!meshOrder.empty()) {
-      std::string text;
-      for (const std::string &name : meshOrder)
-        text += (text.empty() ? "" : ",") + name;
-      try {
-        order = parseMeshOrder("mesh-order option", text);
-      } catch (const BadInput &error) {
-        module.emitError() << error.what();
+      // The option parser only admits axis names; the order must also name
+      // each of the seven once.
+      order.clear();
+      for (dit::MeshAxis axis : meshOrder) {
+        if (llvm::is_contained(order, toAxis(axis))) {
+          module.emitError() << "mesh-order option names axis '"
+                             << dit::stringifyMeshAxis(axis)
+                             << "' twice; expected a permutation of dp, cfg, "
+                                "pp, ring, kv_gather, ulysses, tp";
+          return signalPassFailure();
+        }
+        order.push_back(toAxis(axis));
+      }
+      if (order.size() != kAllAxes.size()) {
+        module.emitError() << "mesh-order option names " << order.size()
+                           << " axes; expected a permutation of dp, cfg, pp, "
+                              "ring, kv_gather, ulysses, tp";
         return signalPassFailure();
       }
     }
     if (order.empty())
       order = ditc::MeshLayout::defaultOrder();
-    // Replicas without explicit rank lists follow the chosen order.
+    // deploymentFromModule always yields a transformer placement.
     Placement transformer = layOut(*deployment.find("transformer"), order);
 
     // A second run replaces the grid of the first.
@@ -101,24 +120,28 @@ struct MeshLayoutPass : impl::MeshLayoutBase<MeshLayoutPass> {
     OpBuilder b(context);
     b.setInsertionPointToStart(module.getBody());
     SmallVector<int64_t> shape;
-    SmallVector<Attribute> names;
+    SmallVector<dit::MeshAxis> names;
     for (Axis axis : order) {
       shape.push_back(transformer.degrees[axis]);
-      names.push_back(b.getStringAttr(axisName(axis)));
+      names.push_back(toMeshAxis(axis));
     }
     shard::GridOp::create(b, module.getLoc(), kGridName,
                             b.getDenseI64ArrayAttr(shape));
-    module->setAttr(kMeshAxesAttrName, b.getArrayAttr(names));
+    dit::DitDialect &dialect = dit::DitDialect::get(context);
+    dialect.getMeshAxesAttrHelper().setAttr(
+        module, dit::AxesAttr::get(context, names));
 
-    SmallVector<NamedAttribute> groups;
-    for (Axis axis : kAllAxes) {
-      SmallVector<Attribute> lists;
+    std::array<SmallVector<DenseI64ArrayAttr>, 7> lists;
+    for (Axis axis : kAllAxes)
       for (const std::vector<int64_t> &group :
            placementGroups(transformer, axis, order))
-        lists.push_back(b.getDenseI64ArrayAttr(group));
-      groups.push_back(b.getNamedAttr(axisName(axis), b.getArrayAttr(lists)));
-    }
-    module->setAttr(kGroupsAttrName, b.getDictionaryAttr(groups));
+        lists[size_t(axis)].push_back(b.getDenseI64ArrayAttr(group));
+    dialect.getGroupsAttrHelper().setAttr(
+        module, dit::GroupsAttr::get(
+                    context, lists[size_t(Axis::DP)], lists[size_t(Axis::CFG)],
+                    lists[size_t(Axis::PP)], lists[size_t(Axis::Ring)],
+                    lists[size_t(Axis::KVGather)],
+                    lists[size_t(Axis::Ulysses)], lists[size_t(Axis::TP)]));
   }
 };
 

@@ -21,11 +21,11 @@ void buildPartitionPipeline(mlir::OpPassManager &pm,
 }
 
 void registerPartitionPipeline() {
-  mlir::PassPipelineRegistration<>(
+  mlir::PassPipelineRegistration<PartitionOptions>(
       "dit-partition",
       "Check legality, lay out the mesh, shard, insert collectives, split "
       "stages, lower to role programs and verify them",
-      [](mlir::OpPassManager &pm) { buildPartitionPipeline(pm, {}); });
+      buildPartitionPipeline);
 }
 
 } // namespace ditc

@@ -17,6 +17,7 @@
 
 #include "dit/IR/DitInterfaces.h"
 #include "dit/IR/DitOps.h"
+#include "dit/IR/DitPassAttrs.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -53,10 +54,9 @@ struct PropagateShardingPass
     ShardingContext context(&getContext(), meshContext, explain);
 
     for (auto fn : module.getOps<func::FuncOp>()) {
-      auto component = fn->getAttrOfType<StringAttr>(
-          DitDialect::kComponentAttrName);
+      // A hand-written function without a component is a transformer.
       if (fn.isExternal() ||
-          (component && !component.getValue().starts_with("transformer")))
+          (getComponent(fn) && !isTransformerFunction(fn)))
         continue;
       if (failed(propagate(fn, context)))
         return signalPassFailure();

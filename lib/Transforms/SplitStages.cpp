@@ -29,6 +29,10 @@ namespace ditc {
 namespace {
 
 struct SplitStagesPass : impl::SplitStagesBase<SplitStagesPass> {
+  DitDialect &dialect() {
+    return DitDialect::get(&getContext());
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     FailureOr<MeshInfo> mesh = readMeshInfo(module);
@@ -37,7 +41,7 @@ struct SplitStagesPass : impl::SplitStagesBase<SplitStagesPass> {
     int64_t stages = mesh->size(Axis::PP);
     if (stages < 2)
       return;
-    auto model = module->getAttrOfType<ModelAttr>(DitDialect::kModelAttrName);
+    ModelAttr model = dialect().getModelAttrHelper().getAttr(module);
     if (!model) {
       module.emitError() << "dit-split-stages needs the module's dit.model";
       return signalPassFailure();
@@ -62,10 +66,10 @@ struct SplitStagesPass : impl::SplitStagesBase<SplitStagesPass> {
 
     SmallVector<func::FuncOp> transformers;
     for (auto fn : module.getOps<func::FuncOp>()) {
-      auto component =
-          fn->getAttrOfType<StringAttr>(DitDialect::kComponentAttrName);
+      auto component = dialect().getComponentAttrHelper().getAttr(fn);
       if (!fn.isExternal() && component &&
-          component.getValue().starts_with("transformer"))
+          (component.getValue() == PipelineComponent::Transformer ||
+           component.getValue() == PipelineComponent::Transformer2))
         transformers.push_back(fn);
     }
     for (func::FuncOp fn : transformers)
@@ -80,7 +84,7 @@ struct SplitStagesPass : impl::SplitStagesBase<SplitStagesPass> {
     SmallVector<Operation *> ops;
     for (Operation &op : fn.front().without_terminator()) {
       int64_t stage = 0;
-      if (auto block = op.getAttrOfType<IntegerAttr>(DitDialect::kBlockAttrName)) {
+      if (IntegerAttr block = dialect().getBlockAttrHelper().getAttr(&op)) {
         if (block.getInt() >= int64_t(stageOfBlock.size()))
           return op.emitError() << "block " << block.getInt()
                                 << " is beyond the model's "
@@ -125,9 +129,9 @@ struct SplitStagesPass : impl::SplitStagesBase<SplitStagesPass> {
       auto stage = func::FuncOp::create(b, 
           fn.getLoc(), name,
           b.getFunctionType(fn.getArgumentTypes(), results));
-      stage->setAttr(DitDialect::kComponentAttrName,
-                     fn->getAttr(DitDialect::kComponentAttrName));
-      stage->setAttr("dit.stage", b.getI64IntegerAttr(s));
+      dialect().getComponentAttrHelper().setAttr(
+          stage, dialect().getComponentAttrHelper().getAttr(fn));
+      dialect().getStageAttrHelper().setAttr(stage, b.getI64IntegerAttr(s));
       names.push_back(FlatSymbolRefAttr::get(stage.getNameAttr()));
       Block *entry = stage.addEntryBlock();
       b.setInsertionPointToStart(entry);
@@ -160,7 +164,7 @@ struct SplitStagesPass : impl::SplitStagesBase<SplitStagesPass> {
     // The original becomes a declaration naming its stages.
     fn.getBody().getBlocks().clear();
     fn.setPrivate();
-    fn->setAttr("dit.stages", b.getArrayAttr(names));
+    dialect().getStagesAttrHelper().setAttr(fn, b.getArrayAttr(names));
     return success();
   }
 };

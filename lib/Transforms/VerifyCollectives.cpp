@@ -28,9 +28,12 @@ struct VerifyCollectivesPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     FailureOr<MeshInfo> mesh = readMeshInfo(module);
-    auto roles = module->getAttrOfType<ArrayAttr>(kRolesAttrName);
-    auto table = module->getAttrOfType<DenseI64ArrayAttr>(kRankRolesAttrName);
-    auto groups = module->getAttrOfType<DictionaryAttr>(kGroupsAttrName);
+    // The verifier checked each attribute's kind and ranges (role indices
+    // within dit.roles, groups that partition the same ranks per axis).
+    auto &dialect = dit::DitDialect::get(&getContext());
+    ArrayAttr roles = dialect.getRolesAttrHelper().getAttr(module);
+    DenseI64ArrayAttr table = dialect.getRankRolesAttrHelper().getAttr(module);
+    dit::GroupsAttr groups = dialect.getGroupsAttrHelper().getAttr(module);
     if (failed(mesh) || !roles || !table || !groups) {
       module.emitError() << "dit-verify-collectives needs the role programs, "
                             "rank table and groups of --dit-lower-roles and "
@@ -42,6 +45,15 @@ struct VerifyCollectivesPass
     // their collectives match by construction.
     if (perStep == 1)
       return;
+    // Role indices name one step function's roles.
+    for (int64_t role : table.asArrayRef())
+      if (role >= perStep) {
+        module.emitError() << "'dit.rank_roles' holds role " << role
+                           << ", but a step has only " << perStep
+                           << " roles (pp " << mesh->size(Axis::PP) << " x cfg "
+                           << mesh->size(Axis::CFG) << ")";
+        return signalPassFailure();
+      }
     std::vector<func::FuncOp> programs;
     std::vector<std::vector<CollectiveCall>> calls;
     for (Attribute ref : roles) {
@@ -59,11 +71,8 @@ struct VerifyCollectivesPass
     for (size_t base = 0; base + perStep <= programs.size(); base += perStep) {
       for (Axis axis : kAllAxes) {
         int16_t gridAxis = mesh->gridAxis(axis);
-        auto lists = groups.getAs<ArrayAttr>(axisName(axis));
-        if (!lists)
-          continue;
-        for (Attribute list : lists) {
-          ArrayRef<int64_t> ranks = cast<DenseI64ArrayAttr>(list).asArrayRef();
+        for (DenseI64ArrayAttr list : groups.of(toMeshAxis(axis))) {
+          ArrayRef<int64_t> ranks = list.asArrayRef();
           ok &= checkGroup(axis, gridAxis, ranks, table.asArrayRef(), base,
                            programs, calls);
         }
@@ -178,7 +187,7 @@ struct VerifyCollectivesPass
   /// members all run the same program (tp, ulysses, ring, kv_gather, dp)
   /// fire by symmetry.
   bool checkProgress(const MeshInfo &mesh, size_t base, size_t perStep,
-                     ArrayRef<int64_t> table, DictionaryAttr groups,
+                     ArrayRef<int64_t> table, dit::GroupsAttr groups,
                      std::vector<func::FuncOp> &programs,
                      const std::vector<std::vector<CollectiveCall>> &calls) {
     // A representative rank per role, and its partner roles on each axis.
@@ -193,12 +202,11 @@ struct VerifyCollectivesPass
         return it->second;
       std::vector<size_t> &out = partnerCache[key];
       Axis axis = mesh.order[gridAxis];
-      auto lists = groups.getAs<ArrayAttr>(axisName(axis));
       int64_t rank = representative[role];
-      if (!lists || rank < 0)
+      if (rank < 0)
         return out;
-      for (Attribute list : lists) {
-        ArrayRef<int64_t> ranks = cast<DenseI64ArrayAttr>(list).asArrayRef();
+      for (DenseI64ArrayAttr list : groups.of(toMeshAxis(axis))) {
+        ArrayRef<int64_t> ranks = list.asArrayRef();
         if (!llvm::is_contained(ranks, rank))
           continue;
         for (int64_t member : ranks)

@@ -15,10 +15,10 @@
 // Tensor parallel: the latents arrive as patch tokens; every row-parallel linear is
 // followed by an all-reduce over the tp grid axis (6).
 // TP-LABEL: func.func @transformer(%arg0: tensor<1x128x16xf32>
-// TP: dit.linear {{.*}}dit.tp = "column"{{.*}}weight = "blocks.0.attn1.to_q"} : tensor<1x128x32xf32> -> tensor<1x128x16xf32>
-// TP: dit.rms_norm {{.*}}dit.reduce_stats_over = ["tp"]{{.*}}weight = "blocks.0.attn1.norm_q"} : tensor<1x128x16xf32>
+// TP: dit.linear {{.*}}dit.tp = #dit.tp_role<column>{{.*}}weight = "blocks.0.attn1.to_q"} : tensor<1x128x32xf32> -> tensor<1x128x16xf32>
+// TP: dit.rms_norm {{.*}}dit.reduce_stats_over = #dit.axes<[tp]>{{.*}}weight = "blocks.0.attn1.norm_q"} : tensor<1x128x16xf32>
 // TP: dit.attention self {{.*}}num_heads = 2 : i64} : tensor<1x128x16xf32>, tensor<1x128x16xf32>, tensor<1x128x16xf32> -> tensor<1x128x16xf32>
-// TP-NEXT: dit.linear {{.*}}dit.tp = "row"{{.*}}weight = "blocks.0.attn1.to_out.0"} : tensor<1x128x16xf32> -> tensor<1x128x32xf32>
+// TP-NEXT: dit.linear {{.*}}dit.tp = #dit.tp_role<row>{{.*}}weight = "blocks.0.attn1.to_out.0"} : tensor<1x128x16xf32> -> tensor<1x128x32xf32>
 // TP-NEXT: shard.all_reduce {{.*}} on @mesh grid_axes = [6] : tensor<1x128x32xf32> -> tensor<1x128x32xf32>
 // TP: weight = "blocks.0.ffn.net.2"
 // TP-NEXT: shard.all_reduce
@@ -77,7 +77,7 @@
 // FLUXTPU: dit.attention joint {{.*}}num_heads = 1 : i64, text_tokens = 512 : i64} : tensor<1x576x8xf32>
 // FLUXTPU: shard.all_gather {{.*}} grid_axes = [5] gather_axis = 2 : tensor<1x512x8xf32> -> tensor<1x512x16xf32>
 // FLUXTPU: shard.all_to_all {{.*}} split_axis = 1 concat_axis = 2 : tensor<1x64x8xf32> -> tensor<1x32x16xf32>
-// FLUXTPU: dit.tp = "row", dit.tp_segments = array<i64: 32, 128>
+// FLUXTPU: dit.tp = #dit.tp_role<row>, dit.tp_segments = array<i64: 32, 128>
 
 // Ulysses x ring: the all-to-all gives the ring block its full rows.
 // FLUXUR: shard.all_to_all {{.*}} grid_axes = [5] split_axis = 3 concat_axis = 1 : tensor<1x16x3x32xf32> -> tensor<1x32x3x16xf32>

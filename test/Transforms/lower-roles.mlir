@@ -12,7 +12,7 @@
 // Stage 0 runs its share of the transformer for its own branch, then
 // waits for the latents the last stage sends back.
 // PPCFG-LABEL: func.func @denoise_step_s0_c1
-// PPCFG-SAME: dit.role = {cfg = 1 : i64, stage = 0 : i64}
+// PPCFG-SAME: dit.role = #dit.role<stage = 0, cfg = 1>
 // PPCFG-NEXT: call @transformer_stage0(%arg0, %arg1, %arg5)
 // PPCFG-NEXT: tensor.empty
 // PPCFG-NEXT: shard.recv {{.*}} grid_axes = [2] source = [1] {dit.between_steps}
@@ -48,5 +48,5 @@
 // The rank table follows a mesh order given to the pass: with cfg
 // outermost, ranks 0-3 run branch 0 and 4-7 branch 1, like the cfg groups.
 // RUN: %add-mesh "dp = 2, cfg = 2, tp = 2" %t.wan.mlir | dit-opt --dit-mesh-layout="mesh-order=cfg,tp,dp,pp,ring,kv_gather,ulysses" --dit-propagate-sharding --dit-insert-collectives --dit-lower-roles --dit-verify-collectives | FileCheck %s --check-prefix=ORDER
-// ORDER: cfg = [array<i64: 0, 4>, array<i64: 2, 6>, array<i64: 1, 5>, array<i64: 3, 7>]
+// ORDER: cfg = {{\[\[}}0, 4], [2, 6], [1, 5], [3, 7]]
 // ORDER: dit.rank_roles = array<i64: 0, 0, 0, 0, 1, 1, 1, 1>

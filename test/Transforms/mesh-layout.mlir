@@ -5,14 +5,14 @@
 
 // cfg 2 x tp 2: TP contiguous, CFG outermost.
 // CHECK-LABEL: module attributes
-// CHECK-SAME: cfg = [array<i64: 0, 2>, array<i64: 1, 3>]
-// CHECK-SAME: tp = [array<i64: 0, 1>, array<i64: 2, 3>]
-// CHECK-SAME: dit.mesh_axes = ["dp", "cfg", "pp", "ring", "kv_gather", "ulysses", "tp"]
+// CHECK-SAME: cfg = {{\[\[}}0, 2], [1, 3]]
+// CHECK-SAME: tp = {{\[\[}}0, 1], [2, 3]]
+// CHECK-SAME: dit.mesh_axes = #dit.axes<[dp, cfg, pp, ring, kv_gather, ulysses, tp]>
 // CHECK: shard.grid @mesh(shape = 1x2x1x1x1x1x2)
 // ORDER-LABEL: module attributes
-// ORDER-SAME: cfg = [array<i64: 0, 1>, array<i64: 2, 3>]
-// ORDER-SAME: tp = [array<i64: 0, 2>, array<i64: 1, 3>]
-// ORDER-SAME: dit.mesh_axes = ["tp", "ulysses", "ring", "kv_gather", "pp", "cfg", "dp"]
+// ORDER-SAME: cfg = {{\[\[}}0, 1], [2, 3]]
+// ORDER-SAME: tp = {{\[\[}}0, 2], [1, 3]]
+// ORDER-SAME: dit.mesh_axes = #dit.axes<[tp, ulysses, ring, kv_gather, pp, cfg, dp]>
 // ORDER: shard.grid @mesh(shape = 2x1x1x1x1x2x1)
 module attributes {dit.mesh = #dit.mesh<cfg = 2, tp = 2>} {}
 
@@ -20,9 +20,9 @@ module attributes {dit.mesh = #dit.mesh<cfg = 2, tp = 2>} {}
 
 // ring 2 x ulysses 2 x tp 2: Ulysses inside the TP stride, ring strided.
 // CHECK-LABEL: module attributes
-// CHECK-SAME: ring = [array<i64: 0, 4>, array<i64: 1, 5>, array<i64: 2, 6>, array<i64: 3, 7>]
-// CHECK-SAME: tp = [array<i64: 0, 1>, array<i64: 2, 3>, array<i64: 4, 5>, array<i64: 6, 7>]
-// CHECK-SAME: ulysses = [array<i64: 0, 2>, array<i64: 1, 3>, array<i64: 4, 6>, array<i64: 5, 7>]
+// CHECK-SAME: ring = {{\[\[}}0, 4], [1, 5], [2, 6], [3, 7]]
+// CHECK-SAME: ulysses = {{\[\[}}0, 2], [1, 3], [4, 6], [5, 7]]
+// CHECK-SAME: tp = {{\[\[}}0, 1], [2, 3], [4, 5], [6, 7]]
 // CHECK: shard.grid @mesh(shape = 1x1x1x2x1x2x2)
 module attributes {dit.mesh = #dit.mesh<ring = 2, ulysses = 2, tp = 2>} {}
 
@@ -30,10 +30,10 @@ module attributes {dit.mesh = #dit.mesh<ring = 2, ulysses = 2, tp = 2>} {}
 
 // pp 2 x cfg 2 x kv_gather 2: every axis has groups, size-1 axes singletons.
 // CHECK-LABEL: module attributes
-// CHECK-SAME: cfg = [array<i64: 0, 4>, array<i64: 1, 5>, array<i64: 2, 6>, array<i64: 3, 7>]
-// CHECK-SAME: dp = [array<i64: 0>, array<i64: 1>, array<i64: 2>, array<i64: 3>, array<i64: 4>, array<i64: 5>, array<i64: 6>, array<i64: 7>]
-// CHECK-SAME: kv_gather = [array<i64: 0, 1>, array<i64: 2, 3>, array<i64: 4, 5>, array<i64: 6, 7>]
-// CHECK-SAME: pp = [array<i64: 0, 2>, array<i64: 1, 3>, array<i64: 4, 6>, array<i64: 5, 7>]
+// CHECK-SAME: dp = {{\[\[}}0], [1], [2], [3], [4], [5], [6], [7]]
+// CHECK-SAME: cfg = {{\[\[}}0, 4], [1, 5], [2, 6], [3, 7]]
+// CHECK-SAME: pp = {{\[\[}}0, 2], [1, 3], [4, 6], [5, 7]]
+// CHECK-SAME: kv_gather = {{\[\[}}0, 1], [2, 3], [4, 5], [6, 7]]
 // CHECK: shard.grid @mesh(shape = 1x2x2x1x2x1x1)
 module attributes {dit.mesh = #dit.mesh<pp = 2, cfg = 2, kv_gather = 2>} {}
 
@@ -41,9 +41,9 @@ module attributes {dit.mesh = #dit.mesh<pp = 2, cfg = 2, kv_gather = 2>} {}
 
 // Explicit replica rank lists keep their ranks; the layout applies inside.
 // CHECK-LABEL: module attributes
-// CHECK-SAME: dp = [array<i64: 0, 4>, array<i64: 1, 5>, array<i64: 2, 6>, array<i64: 3, 7>]
-// CHECK-SAME: tp = [array<i64: 4, 5>, array<i64: 6, 7>, array<i64: 0, 1>, array<i64: 2, 3>]
-// CHECK-SAME: ulysses = [array<i64: 4, 6>, array<i64: 5, 7>, array<i64: 0, 2>, array<i64: 1, 3>]
+// CHECK-SAME: dp = {{\[\[}}0, 4], [1, 5], [2, 6], [3, 7]]
+// CHECK-SAME: ulysses = {{\[\[}}4, 6], [5, 7], [0, 2], [1, 3]]
+// CHECK-SAME: tp = {{\[\[}}4, 5], [6, 7], [0, 1], [2, 3]]
 // CHECK: shard.grid @mesh(shape = 2x1x1x1x1x2x2)
 module attributes {dit.deployment = #dit.deployment<num_gpus = 8, placements = [#dit.placement<component = "transformer", mesh = #dit.mesh<dp = 2, ulysses = 2, tp = 2>, instances = [array<i64: 4, 5, 6, 7>, array<i64: 0, 1, 2, 3>]>]>} {}
 
@@ -53,6 +53,6 @@ module attributes {dit.deployment = #dit.deployment<num_gpus = 8, placements = [
 // CHECK-LABEL: module attributes
 // CHECK: shard.grid @mesh(shape = 1x1x1x1x1x1x2)
 // CHECK-NOT: shard.grid
-module attributes {dit.mesh = #dit.mesh<tp = 2>, dit.mesh_axes = ["dp", "cfg", "pp", "ring", "kv_gather", "ulysses", "tp"]} {
+module attributes {dit.mesh = #dit.mesh<tp = 2>, dit.mesh_axes = #dit.axes<[dp, cfg, pp, ring, kv_gather, ulysses, tp]>} {
   shard.grid @mesh(shape = 1x1x1x1x1x1x4)
 }

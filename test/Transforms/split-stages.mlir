@@ -10,7 +10,7 @@
 // time projection, the hidden state and the final adaLN chunks cross, in
 // the order they are defined.
 // PP-LABEL: func.func @transformer_stage0
-// PP-SAME: attributes {dit.component = "transformer", dit.stage = 0 : i64}
+// PP-SAME: attributes {dit.component = #dit.component<transformer>, dit.stage = 0 : i64}
 // PP: dit.patch_embed
 // PP: weight = "blocks.0.attn1.to_q"
 // PP-NOT: weight = "blocks.1.

@@ -5,8 +5,8 @@
 // RUN: dit-opt %s -split-input-file -verify-diagnostics --dit-verify-collectives
 
 // The two cfg ranks gather predictions of different shapes.
-module attributes {dit.mesh_axes = ["dp", "cfg", "pp", "ring", "kv_gather", "ulysses", "tp"],
-                   dit.groups = {cfg = [array<i64: 0, 1>]},
+module attributes {dit.mesh_axes = #dit.axes<[dp, cfg, pp, ring, kv_gather, ulysses, tp]>,
+                   dit.groups = #dit.groups<dp = [[0], [1]], cfg = [[0, 1]], pp = [[0], [1]], ring = [[0], [1]], kv_gather = [[0], [1]], ulysses = [[0], [1]], tp = [[0], [1]]>,
                    dit.rank_roles = array<i64: 0, 1>,
                    dit.roles = [@step_c0, @step_c1]} {
   shard.grid @mesh(shape = 1x2x1x1x1x1x1)
@@ -24,8 +24,8 @@ module attributes {dit.mesh_axes = ["dp", "cfg", "pp", "ring", "kv_gather", "uly
 // -----
 
 // One cfg rank issues a collective the other never joins.
-module attributes {dit.mesh_axes = ["dp", "cfg", "pp", "ring", "kv_gather", "ulysses", "tp"],
-                   dit.groups = {cfg = [array<i64: 0, 1>]},
+module attributes {dit.mesh_axes = #dit.axes<[dp, cfg, pp, ring, kv_gather, ulysses, tp]>,
+                   dit.groups = #dit.groups<dp = [[0], [1]], cfg = [[0, 1]], pp = [[0], [1]], ring = [[0], [1]], kv_gather = [[0], [1]], ulysses = [[0], [1]], tp = [[0], [1]]>,
                    dit.rank_roles = array<i64: 0, 1>,
                    dit.roles = [@step_c0, @step_c1]} {
   shard.grid @mesh(shape = 1x2x1x1x1x1x1)
@@ -42,8 +42,8 @@ module attributes {dit.mesh_axes = ["dp", "cfg", "pp", "ring", "kv_gather", "uly
 // -----
 
 // Stage 0 sends a tensor of another shape than stage 1 receives.
-module attributes {dit.mesh_axes = ["dp", "cfg", "pp", "ring", "kv_gather", "ulysses", "tp"],
-                   dit.groups = {pp = [array<i64: 0, 1>]},
+module attributes {dit.mesh_axes = #dit.axes<[dp, cfg, pp, ring, kv_gather, ulysses, tp]>,
+                   dit.groups = #dit.groups<dp = [[0], [1]], cfg = [[0], [1]], pp = [[0, 1]], ring = [[0], [1]], kv_gather = [[0], [1]], ulysses = [[0], [1]], tp = [[0], [1]]>,
                    dit.rank_roles = array<i64: 0, 1>,
                    dit.roles = [@stage0, @stage1]} {
   shard.grid @mesh(shape = 1x1x2x1x1x1x1)
@@ -61,8 +61,8 @@ module attributes {dit.mesh_axes = ["dp", "cfg", "pp", "ring", "kv_gather", "uly
 // -----
 
 // Any shard collective counts: a reduce_scatter one cfg rank never joins.
-module attributes {dit.mesh_axes = ["dp", "cfg", "pp", "ring", "kv_gather", "ulysses", "tp"],
-                   dit.groups = {cfg = [array<i64: 0, 1>]},
+module attributes {dit.mesh_axes = #dit.axes<[dp, cfg, pp, ring, kv_gather, ulysses, tp]>,
+                   dit.groups = #dit.groups<dp = [[0], [1]], cfg = [[0, 1]], pp = [[0], [1]], ring = [[0], [1]], kv_gather = [[0], [1]], ulysses = [[0], [1]], tp = [[0], [1]]>,
                    dit.rank_roles = array<i64: 0, 1>,
                    dit.roles = [@step_c0, @step_c1]} {
   shard.grid @mesh(shape = 1x2x1x1x1x1x1)
@@ -79,8 +79,8 @@ module attributes {dit.mesh_axes = ["dp", "cfg", "pp", "ring", "kv_gather", "uly
 // -----
 
 // The reduction kind is part of what members must agree on.
-module attributes {dit.mesh_axes = ["dp", "cfg", "pp", "ring", "kv_gather", "ulysses", "tp"],
-                   dit.groups = {cfg = [array<i64: 0, 1>]},
+module attributes {dit.mesh_axes = #dit.axes<[dp, cfg, pp, ring, kv_gather, ulysses, tp]>,
+                   dit.groups = #dit.groups<dp = [[0], [1]], cfg = [[0, 1]], pp = [[0], [1]], ring = [[0], [1]], kv_gather = [[0], [1]], ulysses = [[0], [1]], tp = [[0], [1]]>,
                    dit.rank_roles = array<i64: 0, 1>,
                    dit.roles = [@step_c0, @step_c1]} {
   shard.grid @mesh(shape = 1x2x1x1x1x1x1)
@@ -98,8 +98,8 @@ module attributes {dit.mesh_axes = ["dp", "cfg", "pp", "ring", "kv_gather", "uly
 // -----
 
 // Three stages: stage 0 sends to stage 2, which never receives.
-module attributes {dit.mesh_axes = ["dp", "cfg", "pp", "ring", "kv_gather", "ulysses", "tp"],
-                   dit.groups = {pp = [array<i64: 0, 1, 2>]},
+module attributes {dit.mesh_axes = #dit.axes<[dp, cfg, pp, ring, kv_gather, ulysses, tp]>,
+                   dit.groups = #dit.groups<dp = [[0], [1], [2]], cfg = [[0], [1], [2]], pp = [[0, 1, 2]], ring = [[0], [1], [2]], kv_gather = [[0], [1], [2]], ulysses = [[0], [1], [2]], tp = [[0], [1], [2]]>,
                    dit.rank_roles = array<i64: 0, 1, 2>,
                    dit.roles = [@stage0, @stage1, @stage2]} {
   shard.grid @mesh(shape = 1x1x3x1x1x1x1)
@@ -120,8 +120,8 @@ module attributes {dit.mesh_axes = ["dp", "cfg", "pp", "ring", "kv_gather", "uly
 
 // Each group's sequence matches, but the order across groups deadlocks:
 // the cfg 1 pipeline sends before it gathers, the cfg 0 pipeline after.
-module attributes {dit.mesh_axes = ["dp", "cfg", "pp", "ring", "kv_gather", "ulysses", "tp"],
-                   dit.groups = {cfg = [array<i64: 0, 2>, array<i64: 1, 3>], pp = [array<i64: 0, 1>, array<i64: 2, 3>]},
+module attributes {dit.mesh_axes = #dit.axes<[dp, cfg, pp, ring, kv_gather, ulysses, tp]>,
+                   dit.groups = #dit.groups<dp = [[0], [1], [2], [3]], cfg = [[0, 2], [1, 3]], pp = [[0, 1], [2, 3]], ring = [[0], [1], [2], [3]], kv_gather = [[0], [1], [2], [3]], ulysses = [[0], [1], [2], [3]], tp = [[0], [1], [2], [3]]>,
                    dit.rank_roles = array<i64: 0, 2, 1, 3>,
                    dit.roles = [@s0_c0, @s0_c1, @s1_c0, @s1_c1]} {
   shard.grid @mesh(shape = 1x2x2x1x1x1x1)

@@ -16,6 +16,7 @@
 // libraries the passes use; nothing here re-implements a rule.
 //
 //===----------------------------------------------------------------------===//
+#include "ditc/Analysis/AxisConversion.h"
 #include "ditc/Analysis/Deployment.h"
 #include "ditc/Analysis/Legality.h"
 #include "ditc/Analysis/MeshLayout.h"
@@ -577,7 +578,7 @@ int runCompile(const std::vector<std::string> &argv) {
   PartitionOptions options;
   options.checkLegality = false; // checked above, with suggestions
   for (Axis axis : request.deployment.meshOrder)
-    options.meshOrder.push_back(axisName(axis));
+    options.meshOrder.push_back(toMeshAxis(axis));
   buildPartitionPipeline(pm, options);
   if (mlir::failed(pm.run(*module)) || mlir::failed(mlir::verify(*module)))
     throw InternalError("the partition pipeline failed on a configuration "

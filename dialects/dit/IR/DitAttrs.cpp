@@ -11,6 +11,117 @@ using namespace mlir::dit;
 
 #include "dit/IR/DitEnums.cpp.inc"
 
+namespace {
+/// The first axis that appears twice in `axes`, if any.
+std::optional<MeshAxis> repeatedAxis(ArrayRef<MeshAxis> axes) {
+  unsigned seen = 0;
+  for (MeshAxis axis : axes) {
+    unsigned bit = 1u << static_cast<unsigned>(axis);
+    if (seen & bit)
+      return axis;
+    seen |= bit;
+  }
+  return std::nullopt;
+}
+
+bool isPermutationOfAllAxes(ArrayRef<MeshAxis> axes) {
+  return axes.size() == getMaxEnumValForMeshAxis() + 1 && !repeatedAxis(axes);
+}
+
+/// `[dp, cfg]` for messages.
+std::string axisListText(ArrayRef<MeshAxis> axes) {
+  std::string text = "[";
+  llvm::raw_string_ostream os(text);
+  llvm::interleaveComma(axes, os,
+                        [&](MeshAxis axis) { os << stringifyMeshAxis(axis); });
+  os.flush();
+  return text + "]";
+}
+} // namespace
+
+
+//===----------------------------------------------------------------------===//
+// Custom parameter syntax
+//===----------------------------------------------------------------------===//
+
+FailureOr<SmallVector<MeshAxis>> mlir::dit::parseMeshAxisList(AsmParser &parser) {
+  SmallVector<MeshAxis> axes;
+  auto parseOne = [&]() -> ParseResult {
+    SMLoc loc = parser.getCurrentLocation();
+    StringRef keyword;
+    if (failed(parser.parseKeyword(&keyword)))
+      return failure();
+    std::optional<MeshAxis> axis = symbolizeMeshAxis(keyword);
+    if (!axis)
+      return parser.emitError(loc)
+             << "expected a mesh axis (dp, cfg, pp, ring, kv_gather, "
+                "ulysses, tp), got '"
+             << keyword << "'";
+    axes.push_back(*axis);
+    return success();
+  };
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseOne))
+    return failure();
+  return axes;
+}
+
+void mlir::dit::printMeshAxisList(AsmPrinter &printer, ArrayRef<MeshAxis> axes) {
+  printer << '[';
+  llvm::interleaveComma(axes, printer,
+                        [&](MeshAxis axis) { printer << stringifyMeshAxis(axis); });
+  printer << ']';
+}
+
+FailureOr<SmallVector<DenseI64ArrayAttr>>
+mlir::dit::parseRankLists(AsmParser &parser) {
+  SmallVector<DenseI64ArrayAttr> lists;
+  auto parseList = [&]() -> ParseResult {
+    SmallVector<int64_t> ranks;
+    if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&]() {
+          return parser.parseInteger(ranks.emplace_back());
+        }))
+      return failure();
+    lists.push_back(DenseI64ArrayAttr::get(parser.getContext(), ranks));
+    return success();
+  };
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseList))
+    return failure();
+  return lists;
+}
+
+void mlir::dit::printRankLists(AsmPrinter &printer,
+                               ArrayRef<DenseI64ArrayAttr> lists) {
+  printer << '[';
+  llvm::interleaveComma(lists, printer, [&](DenseI64ArrayAttr list) {
+    printer << '[';
+    llvm::interleaveComma(list.asArrayRef(), printer);
+    printer << ']';
+  });
+  printer << ']';
+}
+
+/// Sharding dims, `[[], [ring, ulysses], [tp]]`: one axis list per dimension.
+FailureOr<SmallVector<AxesAttr>> mlir::dit::parseDimAxes(AsmParser &parser) {
+  SmallVector<AxesAttr> dims;
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&]() {
+        FailureOr<SmallVector<MeshAxis>> axes = parseMeshAxisList(parser);
+        if (failed(axes))
+          return failure();
+        dims.push_back(AxesAttr::get(parser.getContext(), *axes));
+        return success();
+      }))
+    return failure();
+  return dims;
+}
+
+void mlir::dit::printDimAxes(AsmPrinter &printer, ArrayRef<AxesAttr> dims) {
+  printer << '[';
+  llvm::interleaveComma(dims, printer, [&](AxesAttr axes) {
+    printMeshAxisList(printer, axes.getAxes());
+  });
+  printer << ']';
+}
+
 #define GET_ATTRDEF_CLASSES
 #include "dit/IR/DitAttrs.cpp.inc"
 
@@ -142,13 +253,11 @@ LogicalResult PlacementAttr::verify(
 LogicalResult DeploymentAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, int64_t numGpus,
     IntegerAttr nnodes, IntegerAttr gpusPerNode, ArrayAttr placements,
-    ArrayAttr signals, ArrayAttr meshOrder) {
-  if (meshOrder && (meshOrder.size() != 7 ||
-                    !llvm::all_of(meshOrder, [](Attribute a) {
-                      return isa<StringAttr>(a);
-                    })))
-    return emitError() << "mesh_order must name the seven mesh axes, got "
-                       << meshOrder;
+    ArrayAttr signals, ArrayRef<MeshAxis> meshOrder) {
+  if (!meshOrder.empty() && !isPermutationOfAllAxes(meshOrder))
+    return emitError() << "mesh_order must name each of the seven mesh axes "
+                          "(dp, cfg, pp, ring, kv_gather, ulysses, tp) once, got "
+                       << axisListText(meshOrder);
   if (numGpus < 1 || numGpus > (int64_t(1) << 20))
     return emitError() << "deployment num_gpus must be in [1, 1048576], got "
                        << numGpus;
@@ -184,34 +293,130 @@ LogicalResult DeploymentAttr::verify(
   return success();
 }
 
-LogicalResult ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                   ArrayAttr dims, int64_t replicatedText,
-                                   ArrayAttr partial) {
-  static const char *kAxes[] = {"dp",        "cfg",     "pp", "ring",
-                                "kv_gather", "ulysses", "tp"};
-  auto known = [](Attribute a) {
-    auto name = dyn_cast<StringAttr>(a);
-    return name && llvm::is_contained(kAxes, name.getValue());
-  };
-  for (Attribute dim : dims) {
-    auto axes = dyn_cast<ArrayAttr>(dim);
-    if (!axes || !llvm::all_of(axes, known))
-      return emitError() << "sharding dims must be lists of mesh axis names "
-                            "(dp, cfg, pp, ring, kv_gather, ulysses, tp), got "
-                         << dim;
-  }
-  if (partial && !llvm::all_of(partial, known))
-    return emitError() << "sharding partial axes must be mesh axis names, got "
-                       << partial;
-  if (replicatedText < 0)
-    return emitError() << "replicated_text must not be negative";
+LogicalResult AxesAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               ArrayRef<MeshAxis> axes) {
+  if (std::optional<MeshAxis> twice = repeatedAxis(axes))
+    return emitError() << "axis '" << stringifyMeshAxis(*twice)
+                       << "' appears twice in " << axisListText(axes);
   return success();
 }
 
-SmallVector<StringRef> ShardingAttr::axesOf(unsigned dim) const {
-  SmallVector<StringRef> names;
+LogicalResult ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   ArrayRef<AxesAttr> dims,
+                                   int64_t replicatedText,
+                                   ArrayRef<MeshAxis> partial) {
+  // An axis splits at most one dimension, and a value cannot be both split
+  // and pending a reduction over the same axis.
+  SmallVector<MeshAxis> all;
+  for (AxesAttr dim : dims)
+    llvm::append_range(all, dim.getAxes());
+  llvm::append_range(all, partial);
+  if (std::optional<MeshAxis> twice = repeatedAxis(all))
+    return emitError() << "sharding uses axis '" << stringifyMeshAxis(*twice)
+                       << "' twice (across dims and partial)";
+  if (replicatedText < 0)
+    return emitError() << "replicated_text must not be negative, got "
+                       << replicatedText;
+  return success();
+}
+
+ArrayRef<MeshAxis> ShardingAttr::axesOf(unsigned dim) const {
   if (dim < getDims().size())
-    for (Attribute a : cast<ArrayAttr>(getDims()[dim]))
-      names.push_back(cast<StringAttr>(a).getValue());
-  return names;
+    return getDims()[dim].getAxes();
+  return {};
+}
+
+LogicalResult
+AttentionPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                          ArrayRef<MeshAxis> heads, AttentionRows rows) {
+  // Only tp and ulysses split heads; the other sequence axes split rows,
+  // which `rows` names.
+  for (MeshAxis axis : heads)
+    if (axis != MeshAxis::TP && axis != MeshAxis::Ulysses)
+      return emitError() << "attention heads split over tp or ulysses only, "
+                            "got "
+                         << axisListText(heads);
+  if (std::optional<MeshAxis> twice = repeatedAxis(heads))
+    return emitError() << "attention heads list axis '"
+                       << stringifyMeshAxis(*twice) << "' twice";
+  return success();
+}
+
+LogicalResult RoleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               int64_t stage, int64_t cfg) {
+  if (stage < 0 || cfg < 0)
+    return emitError() << "role stage and cfg must not be negative, got stage "
+                       << stage << ", cfg " << cfg;
+  return success();
+}
+
+ArrayRef<DenseI64ArrayAttr> GroupsAttr::of(MeshAxis axis) const {
+  switch (axis) {
+  case MeshAxis::DP:
+    return getDp();
+  case MeshAxis::CFG:
+    return getCfg();
+  case MeshAxis::PP:
+    return getPp();
+  case MeshAxis::Ring:
+    return getRing();
+  case MeshAxis::KVGather:
+    return getKvGather();
+  case MeshAxis::Ulysses:
+    return getUlysses();
+  case MeshAxis::TP:
+    return getTp();
+  }
+  llvm_unreachable("unknown mesh axis");
+}
+
+LogicalResult GroupsAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError,
+    ArrayRef<DenseI64ArrayAttr> dp, ArrayRef<DenseI64ArrayAttr> cfg,
+    ArrayRef<DenseI64ArrayAttr> pp, ArrayRef<DenseI64ArrayAttr> ring,
+    ArrayRef<DenseI64ArrayAttr> kvGather, ArrayRef<DenseI64ArrayAttr> ulysses,
+    ArrayRef<DenseI64ArrayAttr> tp) {
+  const MeshAxis axes[] = {MeshAxis::DP,       MeshAxis::CFG,
+                           MeshAxis::PP,       MeshAxis::Ring,
+                           MeshAxis::KVGather, MeshAxis::Ulysses,
+                           MeshAxis::TP};
+  const ArrayRef<DenseI64ArrayAttr> perAxis[] = {dp,       cfg,     pp, ring,
+                                                 kvGather, ulysses, tp};
+  // The ranks dp's groups cover; every other axis must cover the same ones,
+  // each rank exactly once.
+  llvm::SmallDenseSet<int64_t> covered;
+  for (auto [axis, lists] : llvm::zip_equal(axes, perAxis)) {
+    StringRef name = stringifyMeshAxis(axis);
+    if (lists.empty())
+      return emitError() << "groups of axis '" << name
+                         << "' must list at least one group";
+    llvm::SmallDenseSet<int64_t> seen;
+    size_t size = lists.front().size();
+    for (DenseI64ArrayAttr list : lists) {
+      if (list.size() != size || size == 0)
+        return emitError() << "groups of axis '" << name
+                           << "' must all have the same positive size, got "
+                           << list << " beside a group of " << size;
+      for (int64_t rank : list.asArrayRef()) {
+        if (rank < 0)
+          return emitError() << "groups of axis '" << name
+                             << "' hold a negative rank " << rank;
+        if (!seen.insert(rank).second)
+          return emitError() << "rank " << rank << " is in more than one '"
+                             << name << "' group";
+      }
+    }
+    if (axis == MeshAxis::DP) {
+      covered = std::move(seen);
+      continue;
+    }
+    for (int64_t rank : seen)
+      if (!covered.contains(rank))
+        return emitError() << "rank " << rank << " is in a '" << name
+                           << "' group but in no 'dp' group";
+    if (seen.size() != covered.size())
+      return emitError() << "'" << name << "' groups cover " << seen.size()
+                         << " ranks but 'dp' groups cover " << covered.size();
+  }
+  return success();
 }

@@ -10,6 +10,30 @@ class Dit_Attr<string name, string attrMnemonic, list<Trait> traits = []>
   let mnemonic = attrMnemonic;
 }
 
+// A list of mesh axes, printed `[ring, ulysses]` (possibly empty).
+class Dit_MeshAxisListParameter<string desc>
+    : ArrayRefParameter<"::mlir::dit::MeshAxis", desc> {
+  let parser = "::mlir::dit::parseMeshAxisList($_parser)";
+  let printer = "::mlir::dit::printMeshAxisList($_printer, $_self)";
+}
+class Dit_OptionalMeshAxisListParameter<string desc>
+    : OptionalArrayRefParameter<"::mlir::dit::MeshAxis", desc> {
+  let parser = "::mlir::dit::parseMeshAxisList($_parser)";
+  let printer = "::mlir::dit::printMeshAxisList($_printer, $_self)";
+}
+// A sharding's axes per dimension, printed `[[], [ring, ulysses], [tp]]`.
+class Dit_DimAxesParameter<string desc>
+    : ArrayRefParameter<"::mlir::dit::AxesAttr", desc> {
+  let parser = "::mlir::dit::parseDimAxes($_parser)";
+  let printer = "::mlir::dit::printDimAxes($_printer, $_self)";
+}
+// The rank lists of one axis's groups, printed `[[0, 1], [2, 3]]`.
+class Dit_RankListsParameter<string desc>
+    : ArrayRefParameter<"::mlir::DenseI64ArrayAttr", desc> {
+  let parser = "::mlir::dit::parseRankLists($_parser)";
+  let printer = "::mlir::dit::printRankLists($_printer, $_self)";
+}
+
 def Dit_ModelAttr : Dit_Attr<"Model", "model"> {
   let summary = "Architecture facts of one diffusion transformer";
   let description = [{
@@ -187,36 +211,119 @@ def Dit_DeploymentAttr : Dit_Attr<"Deployment", "deployment"> {
     OptionalParameter<"::mlir::IntegerAttr">:$gpus_per_node,
     "::mlir::ArrayAttr":$placements,
     OptionalParameter<"::mlir::ArrayAttr">:$signals,
-    OptionalParameter<"::mlir::ArrayAttr">:$mesh_order
+    Dit_OptionalMeshAxisListParameter<"layout order, outermost first">:$mesh_order
   );
   let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Dit_AxesAttr : Dit_Attr<"Axes", "axes"> {
+  let summary = "A list of mesh axes";
+  let description = [{
+    Mesh axes, each at most once. `dit.mesh_axes` on the module is the grid's
+    axis order (all seven, outermost first); `dit.reduce_stats_over` on a
+    norm names the axes its statistics are all-reduced over.
+
+    ```mlir
+    #dit.axes<[dp, cfg, pp, ring, kv_gather, ulysses, tp]>
+    ```
+  }];
+  let parameters = (ins Dit_MeshAxisListParameter<"axes">:$axes);
+  let assemblyFormat = "`<` $axes `>`";
   let genVerifyDecl = 1;
 }
 
 def Dit_ShardingAttr : Dit_Attr<"Sharding", "sharding"> {
   let summary = "How one value is split over named mesh axes";
   let description = [{
-    `dims` has one list of mesh-axis names per tensor dimension: the axes
-    that split that dimension, outermost first (Shardy-style named axes). A
+    `dims` has one list of mesh axes per tensor dimension: the axes that
+    split that dimension, outermost first (Shardy-style named axes). A
     sequence dimension of a joint text + image tensor splits only its image
     tokens; `replicated_text` counts the text tokens every rank keeps whole.
     `partial` lists axes over which the value is a partial sum still to be
-    all-reduced (the output of a row-parallel linear).
+    all-reduced (the output of a row-parallel linear). No axis appears twice.
 
     ```mlir
-    #dit.sharding<dims = [[], ["ring", "ulysses"], ["tp"]], replicated_text = 512>
+    #dit.sharding<dims = [[], [ring, ulysses], [tp]], replicated_text = 512>
     ```
   }];
   let parameters = (ins
-    "::mlir::ArrayAttr":$dims,
+    Dit_DimAxesParameter<"axes per dimension">:$dims,
     DefaultValuedParameter<"int64_t", "0">:$replicated_text,
-    OptionalParameter<"::mlir::ArrayAttr">:$partial
+    Dit_OptionalMeshAxisListParameter<"pending partial-sum axes">:$partial
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
-    /// Axis names splitting dimension `dim` (empty when replicated).
-    ::llvm::SmallVector<::llvm::StringRef> axesOf(unsigned dim) const;
+    /// Axes splitting dimension `dim` (empty when replicated).
+    ::llvm::ArrayRef<::mlir::dit::MeshAxis> axesOf(unsigned dim) const;
+  }];
+}
+
+def Dit_AttentionPlanAttr : Dit_Attr<"AttentionPlan", "attention_plan"> {
+  let summary = "How one attention op is partitioned (`dit.attention_plan`)";
+  let description = [{
+    Set by dit-propagate-sharding on every attention op. `heads` lists the
+    axes that split the heads (tp, then ulysses); `rows` says how the op
+    reaches key/value rows other ranks hold: `none` (no sequence split),
+    `local` (cross attention: the text keys are whole everywhere), `gather`
+    (all-gather the sequence first), `ring` (rotate K/V blocks) or
+    `kv_gather` (all-gather K and V).
+
+    ```mlir
+    #dit.attention_plan<heads = [tp, ulysses], rows = ring>
+    ```
+  }];
+  let parameters = (ins
+    Dit_MeshAxisListParameter<"axes splitting the heads">:$heads,
+    "::mlir::dit::AttentionRows":$rows
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Dit_RoleAttr : Dit_Attr<"Role", "role"> {
+  let summary = "The (pipeline stage, cfg coordinate) a role program runs";
+  let description = [{
+    Set by dit-lower-roles on each role function.
+
+    ```mlir
+    #dit.role<stage = 1, cfg = 0>
+    ```
+  }];
+  let parameters = (ins "int64_t":$stage, "int64_t":$cfg);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Dit_GroupsAttr : Dit_Attr<"Groups", "groups"> {
+  let summary = "Every mesh axis's communication groups as rank lists";
+  let description = [{
+    Set by dit-mesh-layout on the module. For each of the seven axes, the
+    rank lists of its groups: every participating rank is in exactly one
+    group per axis, the groups of one axis have the same size, and every
+    axis covers the same ranks.
+
+    ```mlir
+    #dit.groups<dp = [[0], [1]], cfg = [[0, 1]], pp = [[0], [1]],
+                ring = [[0], [1]], kv_gather = [[0], [1]],
+                ulysses = [[0], [1]], tp = [[0], [1]]>
+    ```
+  }];
+  let parameters = (ins
+    Dit_RankListsParameter<"dp groups">:$dp,
+    Dit_RankListsParameter<"cfg groups">:$cfg,
+    Dit_RankListsParameter<"pp groups">:$pp,
+    Dit_RankListsParameter<"ring groups">:$ring,
+    Dit_RankListsParameter<"kv_gather groups">:$kv_gather,
+    Dit_RankListsParameter<"ulysses groups">:$ulysses,
+    Dit_RankListsParameter<"tp groups">:$tp
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The groups of `axis`.
+    ::llvm::ArrayRef<::mlir::DenseI64ArrayAttr> of(::mlir::dit::MeshAxis axis) const;
   }];
 }
 

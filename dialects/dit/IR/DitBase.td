@@ -45,10 +45,48 @@ def Dit_Dialect : Dialect {
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
+  // The hand-offs between the partitioner's passes. Each has a typed helper
+  // (`getTpAttrHelper()` ...) and is checked by verifyOperationAttribute;
+  // docs/architecture.md tables which pass writes and which reads each one.
+  let discardableAttrs = (ins
+    // Written by the importer.
+    "::mlir::IntegerAttr":$block,
+    "::mlir::dit::ModelAttr":$model,
+    "::mlir::dit::WorkloadAttr":$workload,
+    "::mlir::dit::MeshAttr":$mesh,
+    "::mlir::dit::DeploymentAttr":$deployment,
+    "::mlir::dit::PipelineComponentAttr":$component,
+    // dit-mesh-layout (on the module).
+    "::mlir::dit::AxesAttr":$mesh_axes,
+    "::mlir::dit::GroupsAttr":$groups,
+    // dit-propagate-sharding (on transformer ops).
+    "::mlir::ArrayAttr":$sharding,
+    "::mlir::dit::TPRoleAttr":$tp,
+    "::mlir::DenseI64ArrayAttr":$tp_segments,
+    "::mlir::dit::AxesAttr":$reduce_stats_over,
+    "::mlir::dit::AttentionPlanAttr":$attention_plan,
+    "::mlir::dit::LatentLayoutAttr":$latent_layout,
+    // dit-insert-collectives (on ring attention).
+    "::mlir::IntegerAttr":$ring_axis,
+    // dit-split-stages (on transformer functions).
+    "::mlir::IntegerAttr":$stage,
+    "::mlir::ArrayAttr":$stages,
+    // dit-lower-roles (module, role functions, between-step transfers).
+    "::mlir::ArrayAttr":$roles,
+    "::mlir::DenseI64ArrayAttr":$rank_roles,
+    "::mlir::dit::RoleAttr":$role,
+    "::mlir::UnitAttr":$between_steps
+  );
   let extraClassDeclaration = [{
     /// Registers the attributes (defined in DitAttrs.cpp, next to their
     /// storage classes).
     void registerAttributes();
+
+    /// The loaded dialect, for its discardable-attribute helpers. Passes
+    /// that use them list the dialect in their dependentDialects.
+    static DitDialect &get(::mlir::MLIRContext *context) {
+      return *context->getLoadedDialect<DitDialect>();
+    }
 
     /// Discardable attribute naming the transformer block an op belongs to.
     static constexpr ::llvm::StringLiteral kBlockAttrName = "dit.block";
@@ -147,6 +185,75 @@ def Dit_ComponentKind : I32EnumAttr<"ComponentKind", "pipeline component", [
 }
 def Dit_ComponentKindAttr : EnumAttr<Dit_Dialect, Dit_ComponentKind, "component_kind"> {
   let assemblyFormat = "$value";
+}
+
+
+//===----------------------------------------------------------------------===//
+// Enums of the partitioner's hand-offs (the discardable attributes below)
+//===----------------------------------------------------------------------===//
+
+// The seven parallel axes, in the default layout order (outermost first).
+// The same order as ditc::Axis, so the two convert by value.
+def Dit_MeshAxis : I32EnumAttr<"MeshAxis", "parallel mesh axis", [
+    I32EnumAttrCase<"DP", 0, "dp">,
+    I32EnumAttrCase<"CFG", 1, "cfg">,
+    I32EnumAttrCase<"PP", 2, "pp">,
+    I32EnumAttrCase<"Ring", 3, "ring">,
+    I32EnumAttrCase<"KVGather", 4, "kv_gather">,
+    I32EnumAttrCase<"Ulysses", 5, "ulysses">,
+    I32EnumAttrCase<"TP", 6, "tp">]> {
+  let cppNamespace = "::mlir::dit";
+  let genSpecializedAttr = 0;
+}
+
+def Dit_TPRole : I32EnumAttr<"TPRole", "tensor-parallel half of a linear", [
+    I32EnumAttrCase<"Column", 0, "column">,
+    I32EnumAttrCase<"Row", 1, "row">]> {
+  let cppNamespace = "::mlir::dit";
+  let genSpecializedAttr = 0;
+}
+def Dit_TPRoleAttr : EnumAttr<Dit_Dialect, Dit_TPRole, "tp_role"> {
+  let summary = "Column- or row-parallel linear (`dit.tp`)";
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Dit_AttentionRows : I32EnumAttr<"AttentionRows",
+    "how attention reaches the key/value rows of other ranks", [
+    I32EnumAttrCase<"None", 0, "none">,
+    I32EnumAttrCase<"Local", 1, "local">,
+    I32EnumAttrCase<"Gather", 2, "gather">,
+    I32EnumAttrCase<"Ring", 3, "ring">,
+    I32EnumAttrCase<"KVGather", 4, "kv_gather">]> {
+  let cppNamespace = "::mlir::dit";
+  let genSpecializedAttr = 0;
+}
+
+def Dit_LatentLayout : I32EnumAttr<"LatentLayout",
+    "layout the denoising latents keep between steps", [
+    I32EnumAttrCase<"PatchTokens", 0, "patch_tokens">]> {
+  let cppNamespace = "::mlir::dit";
+  let genSpecializedAttr = 0;
+}
+def Dit_LatentLayoutAttr : EnumAttr<Dit_Dialect, Dit_LatentLayout, "latent_layout"> {
+  let summary = "Latent layout between steps (`dit.latent_layout`)";
+  let assemblyFormat = "`<` $value `>`";
+}
+
+// The part of the diffusion pipeline a function implements.
+def Dit_PipelineComponent : I32EnumAttr<"PipelineComponent",
+    "pipeline function kind", [
+    I32EnumAttrCase<"TextEncoder", 0, "text_encoder">,
+    I32EnumAttrCase<"Transformer", 1, "transformer">,
+    I32EnumAttrCase<"Transformer2", 2, "transformer_2">,
+    I32EnumAttrCase<"DenoiseStep", 3, "denoise_step">,
+    I32EnumAttrCase<"Vae", 4, "vae">]> {
+  let cppNamespace = "::mlir::dit";
+  let genSpecializedAttr = 0;
+}
+def Dit_PipelineComponentAttr
+    : EnumAttr<Dit_Dialect, Dit_PipelineComponent, "component"> {
+  let summary = "Pipeline function kind (`dit.component`)";
+  let assemblyFormat = "`<` $value `>`";
 }
 
 #endif // DIT_BASE_TD

@@ -76,7 +76,7 @@ void AttentionOp::getTraffic(const MeshContext &mesh,
   std::optional<int16_t> axis = getRingAxis(*this);
   if (!axis)
     return;
-  const MeshAxis &ring = mesh.axes[*axis];
+  const MeshAxisSize &ring = mesh.axes[*axis];
   int64_t hops = ring.size - 1;
   auto k = cast<RankedTensorType>(getInputs()[1].getType());
   int64_t rows = k.getDimSize(1) - getTextTokens();

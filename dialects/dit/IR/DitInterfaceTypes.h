@@ -23,7 +23,7 @@
 namespace mlir::dit {
 
 /// One axis of the laid-out grid.
-struct MeshAxis {
+struct MeshAxisSize {
   std::string name; // "dp", "cfg", "pp", "ring", "kv_gather", "ulysses", "tp"
   int64_t size = 1;
 };
@@ -32,7 +32,7 @@ struct MeshAxis {
 /// from the module's shard.grid (ditc::meshContextOf).
 struct MeshContext {
   std::string gridName;
-  llvm::SmallVector<MeshAxis> axes; // grid axis i is axes[i]
+  llvm::SmallVector<MeshAxisSize> axes; // grid axis i is axes[i]
 
   /// The size of the axis named `name`; 1 when the grid has no such axis.
   int64_t size(llvm::StringRef name) const;
@@ -69,7 +69,7 @@ public:
   MLIRContext *getContext() const { return context; }
   int64_t tp() const { return mesh.size("tp"); }
   /// The mesh axes splitting image tokens, as attribute names.
-  llvm::ArrayRef<Attribute> getSequenceAxes() const { return sequenceAxes; }
+  llvm::ArrayRef<MeshAxis> getSequenceAxes() const { return sequenceAxes; }
 
   ValueSharding of(Value value) const { return known.lookup(value); }
   void set(Value value, const ValueSharding &sharding) {
@@ -95,7 +95,7 @@ private:
   MLIRContext *context;
   const MeshContext &mesh;
   bool explaining;
-  llvm::SmallVector<Attribute> sequenceAxes;
+  llvm::SmallVector<MeshAxis> sequenceAxes;
   llvm::DenseMap<Value, ValueSharding> known;
 };
 

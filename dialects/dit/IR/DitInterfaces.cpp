@@ -20,12 +20,14 @@ using namespace mlir::dit;
 //===----------------------------------------------------------------------===//
 
 StringRef mlir::dit::getTPRole(Operation *op) {
-  auto role = op->getAttrOfType<StringAttr>(kTPRoleAttrName);
-  return role ? role.getValue() : StringRef();
+  if (auto role = op->getAttrOfType<TPRoleAttr>(kTPRoleAttrName))
+    return stringifyTPRole(role.getValue());
+  return StringRef();
 }
 
 void mlir::dit::setTPRole(Operation *op, StringRef role) {
-  op->setAttr(kTPRoleAttrName, StringAttr::get(op->getContext(), role));
+  op->setAttr(kTPRoleAttrName,
+              TPRoleAttr::get(op->getContext(), *symbolizeTPRole(role)));
 }
 
 SmallVector<int64_t> mlir::dit::getTPSegments(Operation *op) {
@@ -43,34 +45,48 @@ bool mlir::dit::hasReduceStats(Operation *op) {
   return op->hasAttr(kReduceStatsAttrName);
 }
 
+/// Mesh axes from their names; the names come from the mesh, so each is one
+/// of MeshAxis's.
+static SmallVector<MeshAxis> meshAxes(ArrayRef<StringRef> names) {
+  SmallVector<MeshAxis> axes;
+  for (StringRef name : names)
+    axes.push_back(*symbolizeMeshAxis(name));
+  return axes;
+}
+
 void mlir::dit::setReduceStatsOver(Operation *op, ArrayRef<StringRef> axes) {
-  Builder b(op->getContext());
-  SmallVector<Attribute> names;
-  for (StringRef axis : axes)
-    names.push_back(b.getStringAttr(axis));
-  op->setAttr(kReduceStatsAttrName, b.getArrayAttr(names));
+  op->setAttr(kReduceStatsAttrName,
+              AxesAttr::get(op->getContext(), meshAxes(axes)));
 }
 
 std::optional<AttentionPlan> mlir::dit::getAttentionPlan(Operation *op) {
-  auto plan = op->getAttrOfType<DictionaryAttr>(kAttentionPlanAttrName);
+  auto plan = op->getAttrOfType<AttentionPlanAttr>(kAttentionPlanAttrName);
   if (!plan)
     return std::nullopt;
   AttentionPlan out;
-  for (Attribute a : cast<ArrayAttr>(plan.get("heads")))
-    out.heads.push_back(cast<StringAttr>(a).str());
-  out.rows = cast<StringAttr>(plan.get("rows")).str();
+  for (MeshAxis axis : plan.getHeads())
+    out.heads.push_back(stringifyMeshAxis(axis).str());
+  out.rows = stringifyAttentionRows(plan.getRows()).str();
   return out;
 }
 
 void mlir::dit::setAttentionPlan(Operation *op, const AttentionPlan &plan) {
-  Builder b(op->getContext());
-  SmallVector<Attribute> heads;
-  for (const std::string &axis : plan.heads)
-    heads.push_back(b.getStringAttr(axis));
+  SmallVector<StringRef> heads(plan.heads.begin(), plan.heads.end());
   op->setAttr(kAttentionPlanAttrName,
-              b.getDictionaryAttr(
-                  {b.getNamedAttr("heads", b.getArrayAttr(heads)),
-                   b.getNamedAttr("rows", b.getStringAttr(plan.rows))}));
+              AttentionPlanAttr::get(op->getContext(), meshAxes(heads),
+                                     *symbolizeAttentionRows(plan.rows)));
+}
+
+std::optional<PipelineComponent> mlir::dit::getComponent(Operation *fn) {
+  if (auto c = fn->getAttrOfType<PipelineComponentAttr>("dit.component"))
+    return c.getValue();
+  return std::nullopt;
+}
+
+bool mlir::dit::isTransformerFunction(Operation *fn) {
+  std::optional<PipelineComponent> c = getComponent(fn);
+  return c && (*c == PipelineComponent::Transformer ||
+               *c == PipelineComponent::Transformer2);
 }
 
 std::optional<int16_t> mlir::dit::getRingAxis(Operation *op) {
@@ -110,7 +126,7 @@ RankedTensorType mlir::dit::withShape(Type type, ArrayRef<int64_t> shape) {
 }
 
 int64_t MeshContext::size(StringRef name) const {
-  for (const MeshAxis &axis : axes)
+  for (const MeshAxisSize &axis : axes)
     if (axis.name == name)
       return axis.size;
   return 1;
@@ -132,7 +148,7 @@ int64_t MeshContext::groupSize(ArrayRef<int16_t> gridAxes) const {
 
 SmallVector<StringRef> MeshContext::sequenceAxes() const {
   SmallVector<StringRef> names;
-  for (const MeshAxis &axis : axes)
+  for (const MeshAxisSize &axis : axes)
     if ((axis.name == "ring" || axis.name == "kv_gather" ||
          axis.name == "ulysses") &&
         axis.size > 1)
@@ -159,7 +175,7 @@ ShardingContext::ShardingContext(MLIRContext *context, const MeshContext &mesh,
                                  bool explain)
     : context(context), mesh(mesh), explaining(explain) {
   for (StringRef axis : mesh.sequenceAxes())
-    sequenceAxes.push_back(StringAttr::get(context, axis));
+    sequenceAxes.push_back(*symbolizeMeshAxis(axis));
 }
 
 ValueSharding ShardingContext::ofTokenSource(Operation *op) const {
@@ -179,18 +195,17 @@ ValueSharding ShardingContext::ofTokenSource(Operation *op) const {
 
 ShardingAttr ShardingContext::shardingOf(const ValueSharding &v, Type type,
                                          bool partial) const {
-  Builder b(context);
   auto tensor = cast<RankedTensorType>(type);
-  SmallVector<Attribute> dims(tensor.getRank(), b.getArrayAttr({}));
+  SmallVector<AxesAttr> dims(tensor.getRank(), AxesAttr::get(context, {}));
   bool tokens = v.tokens != TokenKind::None && tensor.getRank() == 3;
   if (tokens && v.tokens != TokenKind::Text)
-    dims[1] = b.getArrayAttr(sequenceAxes);
+    dims[1] = AxesAttr::get(context, sequenceAxes);
   if (v.tpSplit && tp() > 1)
-    dims.back() = b.getArrayAttr({b.getStringAttr("tp")});
-  ArrayAttr partialAxes;
+    dims.back() = AxesAttr::get(context, {MeshAxis::TP});
+  SmallVector<MeshAxis> partialAxes;
   if (partial && tp() > 1)
-    partialAxes = b.getArrayAttr({b.getStringAttr("tp")});
-  return ShardingAttr::get(context, b.getArrayAttr(dims),
+    partialAxes.push_back(MeshAxis::TP);
+  return ShardingAttr::get(context, dims,
                            v.tokens == TokenKind::Joint ? v.textTokens : 0,
                            partialAxes);
 }
@@ -220,8 +235,8 @@ PartitionContext::PartitionContext(MLIRContext *context,
 
 int64_t PartitionContext::product(ShardingAttr sharding, unsigned dim) const {
   int64_t n = 1;
-  for (StringRef name : sharding.axesOf(dim))
-    n *= mesh.size(name);
+  for (MeshAxis axis : sharding.axesOf(dim))
+    n *= mesh.size(stringifyMeshAxis(axis));
   return n;
 }
 

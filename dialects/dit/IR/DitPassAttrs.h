@@ -10,6 +10,7 @@
 #ifndef DIT_IR_DITPASSATTRS_H
 #define DIT_IR_DITPASSATTRS_H
 
+#include "dit/IR/DitAttrs.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
@@ -21,13 +22,13 @@ namespace mlir::dit {
 
 /// Per op: one #dit.sharding per result.
 constexpr const char *kShardingAttrName = "dit.sharding";
-/// On linears: "column" or "row".
+/// On linears: #dit.tp_role<column|row>.
 constexpr const char *kTPRoleAttrName = "dit.tp";
 /// On TP-split linears: global widths of the pieces of the split dimension.
 constexpr const char *kTPSegmentsAttrName = "dit.tp_segments";
-/// On norms over a TP-split width: axes to all-reduce the statistics over.
+/// On norms over a TP-split width: #dit.axes to all-reduce the statistics over.
 constexpr const char *kReduceStatsAttrName = "dit.reduce_stats_over";
-/// On attention: {heads = [axes], rows = "ring"|"kv_gather"|"gather"|"local"|"none"}.
+/// On attention: #dit.attention_plan<heads = [axes], rows = ring|kv_gather|gather|local|none>.
 constexpr const char *kAttentionPlanAttrName = "dit.attention_plan";
 /// On ring attention after partitioning: the grid axis K/V rotate over.
 constexpr const char *kRingAxisAttrName = "dit.ring_axis";
@@ -52,6 +53,11 @@ struct AttentionPlan {
 };
 std::optional<AttentionPlan> getAttentionPlan(Operation *op);
 void setAttentionPlan(Operation *op, const AttentionPlan &plan);
+
+/// The pipeline component a function implements (`dit.component`).
+std::optional<PipelineComponent> getComponent(Operation *fn);
+/// Whether `fn` is a transformer expert (@transformer or @transformer_2).
+bool isTransformerFunction(Operation *fn);
 
 /// The grid axis a ring attention rotates K/V over, once partitioned.
 std::optional<int16_t> getRingAxis(Operation *op);

@@ -549,7 +549,8 @@ LogicalResult UnpatchifyOp::propagateSharding(ShardingContext &context) {
   // The latents stay in patch-token layout, split like the image tokens
   // (dit-insert-collectives keeps the denoising state in that layout).
   Builder b(getContext());
-  (*this)->setAttr("dit.latent_layout", b.getStringAttr("patch_tokens"));
+  (*this)->setAttr("dit.latent_layout",
+                   LatentLayoutAttr::get(getContext(), LatentLayout::PatchTokens));
   (*this)->setAttr(kShardingAttrName,
                    b.getArrayAttr({context.shardingOf(
                        in, getInput().getType(), false)}));

@@ -2,7 +2,9 @@
 #ifndef DITC_TRANSFORMS_MESHINFO_H
 #define DITC_TRANSFORMS_MESHINFO_H
 
-#include "ditc/Analysis/Deployment.h"
+#include "ditc/Analysis/AxisConversion.h"
+
+#include "dit/IR/DitDialect.h"
 
 #include "dit/IR/DitInterfaceTypes.h"
 
@@ -33,11 +35,17 @@ struct MeshInfo {
   std::vector<Axis> sequenceAxes() const;
 };
 
+/// Module attributes dit-mesh-layout sets (#dit.axes and #dit.groups; read
+/// them through DitDialect's typed helpers), for messages that name them.
+constexpr llvm::StringLiteral kMeshAxesAttrName =
+    mlir::dit::DitDialect::MeshAxesAttrHelper::getNameStr();
+constexpr llvm::StringLiteral kGroupsAttrName =
+    mlir::dit::DitDialect::GroupsAttrHelper::getNameStr();
+
 /// Name of the grid symbol dit-mesh-layout emits.
 constexpr const char *kGridName = "mesh";
-/// Module attributes dit-mesh-layout sets.
-constexpr const char *kMeshAxesAttrName = "dit.mesh_axes";
-constexpr const char *kGroupsAttrName = "dit.groups";
+
+
 
 /// Reads the grid and axis order; fails with an error on the module when
 /// dit-mesh-layout has not run.

@@ -3,6 +3,7 @@
 #define DITC_TRANSFORMS_PASSES_H
 
 #include "dit/IR/DitDialect.h"
+#include "ditc/Transforms/MeshAxisOption.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 

@@ -64,19 +64,20 @@ def MeshLayout : Pass<"dit-mesh-layout", "::mlir::ModuleOp"> {
 
     ```mlir
     module attributes {
-      dit.groups = {cfg = [array<i64: 0, 2>, array<i64: 1, 3>], ...,
-                    tp = [array<i64: 0, 1>, array<i64: 2, 3>], ...},
-      dit.mesh_axes = ["dp", "cfg", "pp", "ring", "kv_gather", "ulysses", "tp"]} {
+      dit.groups = #dit.groups<dp = [[0], [1], [2], [3]],
+                               cfg = [[0, 2], [1, 3]], ...,
+                               tp = [[0, 1], [2, 3]]>,
+      dit.mesh_axes = #dit.axes<[dp, cfg, pp, ring, kv_gather, ulysses, tp]>} {
       shard.grid @mesh(shape = 1x2x1x1x1x1x2)
     }
     ```
   }];
   let options = [
-    ListOption<"meshOrder", "mesh-order", "std::string",
+    ListOption<"meshOrder", "mesh-order", "::mlir::dit::MeshAxis",
                "Mesh axes outermost first (a permutation of dp, cfg, pp, ring, "
                "kv_gather, ulysses, tp)">
   ];
-  let dependentDialects = ["::mlir::shard::ShardDialect"];
+  let dependentDialects = ["::mlir::dit::DitDialect", "::mlir::shard::ShardDialect"];
 }
 
 def PropagateSharding : Pass<"dit-propagate-sharding", "::mlir::ModuleOp"> {
@@ -90,8 +91,8 @@ def PropagateSharding : Pass<"dit-propagate-sharding", "::mlir::ModuleOp"> {
       replicated; a joint sequence keeps its text whole
       (`replicated_text`) and splits its image tokens;
     * a linear whose output feeds attention heads or an MLP activation is
-      column-parallel over tp (`dit.tp = "column"`); a linear whose input
-      is split over tp is row-parallel (`dit.tp = "row"`) and its result a
+      column-parallel over tp (`dit.tp = #dit.tp_role<column>`); a linear whose input
+      is split over tp is row-parallel (`dit.tp = #dit.tp_role<row>`) and its result a
       partial sum over tp; `dit.tp_segments` gives the global widths of the
       pieces a TP-split dimension is made of (the two halves a gated
       activation pairs up, the attention and MLP parts FLUX's single blocks
@@ -108,14 +109,15 @@ def PropagateSharding : Pass<"dit-propagate-sharding", "::mlir::ModuleOp"> {
     parameter and the reason.
 
     ```mlir
-    %q = dit.linear %x {weight = "blocks.0.attn1.to_q", dit.tp = "column",
-           dit.sharding = [#dit.sharding<dims = [[], ["ulysses"], ["tp"]]>]}
+    %q = dit.linear %x {weight = "blocks.0.attn1.to_q", dit.tp = #dit.tp_role<column>,
+           dit.sharding = [#dit.sharding<dims = [[], [ulysses], [tp]]>]}
     ```
   }];
   let options = [
     Option<"explain", "explain", "bool", "false",
            "Report every sharding decision as a remark">
   ];
+  let dependentDialects = ["::mlir::dit::DitDialect"];
 }
 
 def InsertCollectives : Pass<"dit-insert-collectives", "::mlir::ModuleOp"> {
@@ -147,11 +149,11 @@ def InsertCollectives : Pass<"dit-insert-collectives", "::mlir::ModuleOp"> {
     local tokens, so latents never need gathering between steps.
 
     ```mlir
-    %o = dit.linear %h {dit.tp = "row", ...} : tensor<1x16x8xbf16> -> tensor<1x16x8xbf16>
+    %o = dit.linear %h {dit.tp = #dit.tp_role<row>, ...} : tensor<1x16x8xbf16> -> tensor<1x16x8xbf16>
     %r = shard.all_reduce %o on @mesh grid_axes = [6] : tensor<1x16x8xbf16> -> tensor<1x16x8xbf16>
     ```
   }];
-  let dependentDialects = ["::mlir::shard::ShardDialect", "::mlir::tensor::TensorDialect"];
+  let dependentDialects = ["::mlir::dit::DitDialect", "::mlir::shard::ShardDialect", "::mlir::tensor::TensorDialect"];
   let statistics = [
     Statistic<"numCollectives", "collectives", "Collectives inserted">
   ];
@@ -185,7 +187,7 @@ def SplitStages : Pass<"dit-split-stages", "::mlir::ModuleOp"> {
     }
     ```
   }];
-  let dependentDialects = ["::mlir::shard::ShardDialect", "::mlir::tensor::TensorDialect"];
+  let dependentDialects = ["::mlir::dit::DitDialect", "::mlir::shard::ShardDialect", "::mlir::tensor::TensorDialect"];
 }
 
 def LowerRoles : Pass<"dit-lower-roles", "::mlir::ModuleOp"> {
@@ -203,7 +205,7 @@ def LowerRoles : Pass<"dit-lower-roles", "::mlir::ModuleOp"> {
     count. `dit.rank_roles` maps each rank to its role's index in
     `dit.roles`.
   }];
-  let dependentDialects = ["::mlir::shard::ShardDialect", "::mlir::tensor::TensorDialect"];
+  let dependentDialects = ["::mlir::dit::DitDialect", "::mlir::shard::ShardDialect", "::mlir::tensor::TensorDialect"];
 }
 
 def VerifyCollectives : Pass<"dit-verify-collectives", "::mlir::ModuleOp"> {
@@ -216,6 +218,7 @@ def VerifyCollectives : Pass<"dit-verify-collectives", "::mlir::ModuleOp"> {
     scramble a run; here it is a compile error that names the op and both
     roles.
   }];
+  let dependentDialects = ["::mlir::dit::DitDialect"];
 }
 
 #endif // DITC_TRANSFORMS_PASSES_TD

@@ -2,19 +2,27 @@
 #ifndef DITC_TRANSFORMS_PIPELINES_H
 #define DITC_TRANSFORMS_PIPELINES_H
 
-#include "mlir/Pass/PassManager.h"
+#include "ditc/Transforms/MeshAxisOption.h"
 
-#include <string>
-#include <vector>
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
 
 namespace ditc {
 
-struct PartitionOptions {
-  /// Mesh axes outermost first; empty keeps the deployment's order.
-  std::vector<std::string> meshOrder;
-  /// Run dit-check-legality first, so an illegal configuration stops the
-  /// pipeline (ditc compile checks before it partitions, and turns it off).
-  bool checkLegality = true;
+/// The options of `dit-partition`, shared by dit-opt
+/// (`--dit-partition="mesh-order=tp,ulysses,..."`) and `ditc compile`.
+struct PartitionOptions : mlir::PassPipelineOptions<PartitionOptions> {
+  ListOption<mlir::dit::MeshAxis> meshOrder{
+      *this, "mesh-order",
+      llvm::cl::desc("Mesh axes outermost first (a permutation of dp, cfg, "
+                     "pp, ring, kv_gather, ulysses, tp); empty keeps the "
+                     "deployment's order")};
+  Option<bool> checkLegality{
+      *this, "check-legality",
+      llvm::cl::desc("Run dit-check-legality first, so an illegal "
+                     "configuration stops the pipeline (ditc compile checks "
+                     "before it partitions, and turns it off)"),
+      llvm::cl::init(true)};
 };
 
 /// [legality check ->] mesh layout -> sharding propagation -> collective insertion -> stage

@@ -12,11 +12,16 @@
 
 namespace ditc {
 
-/// Attribute names dit-lower-roles sets.
-constexpr const char *kRolesAttrName = "dit.roles";           // [@role...]
-constexpr const char *kRankRolesAttrName = "dit.rank_roles";  // array<i64>
-constexpr const char *kRoleAttrName = "dit.role";             // on a role
-constexpr const char *kBetweenStepsAttrName = "dit.between_steps";
+/// Attribute names dit-lower-roles sets (DitBase.td declares them; read
+/// and write them through DitDialect's typed helpers).
+constexpr llvm::StringLiteral kRolesAttrName =
+    mlir::dit::DitDialect::RolesAttrHelper::getNameStr(); // [@role...]
+constexpr llvm::StringLiteral kRankRolesAttrName =
+    mlir::dit::DitDialect::RankRolesAttrHelper::getNameStr(); // array<i64>
+constexpr llvm::StringLiteral kRoleAttrName =
+    mlir::dit::DitDialect::RoleAttrHelper::getNameStr(); // #dit.role<...>
+constexpr llvm::StringLiteral kBetweenStepsAttrName =
+    mlir::dit::DitDialect::BetweenStepsAttrHelper::getNameStr();
 
 /// One collective a role program issues, in program order.
 struct CollectiveCall {

@@ -2,6 +2,8 @@
 #include "Rules.h"
 
 #include "dit/IR/DitOps.h"
+#include "dit/IR/DitPassAttrs.h"
+#include "ditc/Analysis/AxisConversion.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -125,13 +127,9 @@ Attribute deploymentToAttribute(MLIRContext &context,
   auto optionalInt = [&](const std::optional<int64_t> &value) {
     return value ? b.getI64IntegerAttr(*value) : IntegerAttr();
   };
-  ArrayAttr order;
-  if (!deployment.meshOrder.empty()) {
-    SmallVector<Attribute> names;
-    for (Axis axis : deployment.meshOrder)
-      names.push_back(b.getStringAttr(axisName(axis)));
-    order = b.getArrayAttr(names);
-  }
+  SmallVector<dit::MeshAxis> order;
+  for (Axis axis : deployment.meshOrder)
+    order.push_back(toMeshAxis(axis));
   return dit::DeploymentAttr::get(
       &context, deployment.numGpus, optionalInt(deployment.nnodes),
       optionalInt(deployment.gpusPerNode), b.getArrayAttr(placements),
@@ -147,12 +145,9 @@ Deployment deploymentFromModule(ModuleOp module) {
       deployment.nnodes = n.getInt();
     if (auto g = attr.getGpusPerNode())
       deployment.gpusPerNode = g.getInt();
-    if (auto order = attr.getMeshOrder())
-      for (Attribute name : order)
-        if (auto axis = axisFromName(cast<StringAttr>(name).str()))
-          deployment.meshOrder.push_back(*axis);
-    if (deployment.meshOrder.size() != kAllAxes.size())
-      deployment.meshOrder.clear();
+    // The attribute's verifier checked a permutation of the seven axes.
+    for (dit::MeshAxis axis : attr.getMeshOrder())
+      deployment.meshOrder.push_back(toAxis(axis));
     for (Attribute a : attr.getPlacements()) {
       auto p = cast<dit::PlacementAttr>(a);
       Placement placement;
@@ -247,9 +242,7 @@ FailureOr<LegalityContext> buildLegalityContext(ModuleOp module,
   // Attention ops of the denoiser; a hand-written module without component
   // functions contributes all of its attention ops.
   auto isDenoiser = [](func::FuncOp fn) {
-    auto component =
-        fn->getAttrOfType<StringAttr>(dit::DitDialect::kComponentAttrName);
-    return !component || component.getValue().starts_with("transformer");
+    return !dit::getComponent(fn) || dit::isTransformerFunction(fn);
   };
   for (auto fn : module.getOps<func::FuncOp>()) {
     if (!isDenoiser(fn))

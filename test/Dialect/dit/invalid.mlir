@@ -339,7 +339,7 @@ module attributes {dit.workload = #dit.workload<batch = 1, height = 32, width = 
 
 // -----
 
-// expected-error @+1 {{'dit.model' has the wrong kind}}
+// expected-error @+1 {{'dit.model' expected #dit.model<...>, got #dit.mesh<tp = 2>}}
 module attributes {dit.model = #dit.mesh<tp = 2>} {}
 
 // -----
