@@ -95,6 +95,15 @@ struct SplitStagesPass : impl::SplitStagesBase<SplitStagesPass> {
           if (Operation *def = operand.getDefiningOp())
             stage = std::max(stage, stageOf.lookup(def));
       }
+      // Stages run in order: an op cannot read a value a later stage
+      // computes (a dit.block out of step with the data flow).
+      for (Value operand : op.getOperands())
+        if (Operation *def = operand.getDefiningOp();
+            def && stageOf.lookup(def) > stage)
+          return op.emitError()
+                 << "runs on pipeline stage " << stage
+                 << " but reads a value computed on stage " << stageOf.lookup(def)
+                 << ": its 'dit.block' is out of step with the data flow";
       stageOf[&op] = stage;
       ops.push_back(&op);
     }
