@@ -5,6 +5,18 @@
 // A legal mesh goes through all six passes.
 // RUN: %add-mesh "pp = 2, cfg = 2, ulysses = 2" %t.wan.mlir | dit-opt --dit-partition 2>/dev/null | FileCheck %s
 // CHECK: dit.roles = [@denoise_step_s0_c0, @denoise_step_s0_c1, @denoise_step_s1_c0, @denoise_step_s1_c1]
+// Pipeline options: check-legality=false skips the rules (the partitioner
+// then refuses the mesh itself), and mesh-order is a list of mesh axes.
+// RUN: %add-mesh "ring = 2, kv_gather = 2" %t.wan.mlir | not dit-opt --dit-partition="check-legality=false" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOCHECK
+// NOCHECK-NOT: [ring-kvgather-exclusive]
+// NOCHECK: error: ring 2 and kv_gather 2 both split rows; the partitioner supports one
+// RUN: %add-mesh "pp = 2, cfg = 2, ulysses = 2" %t.wan.mlir | dit-opt --dit-partition="mesh-order=tp,ulysses,ring,kv_gather,pp,cfg,dp" 2>/dev/null | FileCheck %s --check-prefix=ORDER
+// ORDER: dit.mesh_axes = #dit.axes<[tp, ulysses, ring, kv_gather, pp, cfg, dp]>
+// ORDER: shard.grid @mesh(shape = 1x2x1x1x2x2x1)
+// RUN: %add-mesh "cfg = 2" %t.wan.mlir | not dit-opt --dit-partition="mesh-order=tp,sp" -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// UNKNOWN: 'sp' is not a mesh axis; expected dp, cfg, pp, ring, kv_gather, ulysses or tp
+// RUN: %add-mesh "cfg = 2" %t.wan.mlir | not dit-opt --dit-partition="mesh-order=tp,dp" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SHORT
+// SHORT: error: mesh-order option names 2 axes; expected a permutation of dp, cfg, pp, ring, kv_gather, ulysses, tp
 // The dead text stream of Qwen-Image's last block and its all-reduces are gone.
 // RUN: rm -rf %t.qwen && ditc compile qwen-image --height 256 --width 256 --tp-size 2 --attention-backend fa -o %t.qwen
 // RUN: not grep -c "transformer_blocks.59.attn.to_add_out" %t.qwen/partitioned.mlir
