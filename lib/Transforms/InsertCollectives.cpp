@@ -154,8 +154,15 @@ struct InsertCollectivesPass
     latents->setType(tokens);
     SmallVector<func::CallOp> calls;
     fn.walk([&](func::CallOp call) { calls.push_back(call); });
-    for (func::CallOp call : calls)
+    for (func::CallOp call : calls) {
+      // Each call is one guidance branch's prediction of the latents.
+      if (call.getNumResults() != 1)
+        return call.emitError() << "a branch call of @" << fn.getName()
+                                << " must return the one predicted tensor, "
+                                   "got "
+                                << call.getNumResults() << " results";
       call.getResult(0).setType(tokens);
+    }
     int64_t cfg = mesh.size("cfg");
     int64_t branches = calls.size();
     if (cfg > 1 && branches % cfg != 0)

@@ -44,6 +44,14 @@ struct RoleLowering {
     }
     if (steps.empty())
       return module.emitError() << "dit-lower-roles found no @denoise_step";
+    for (func::FuncOp step : steps) {
+      if (failed(requireStepInput(step, "latents")))
+        return failure();
+      // The last stage sends the updated latents, its first result, back.
+      if (step.front().getTerminator()->getNumOperands() == 0)
+        return step.emitError() << "dit-lower-roles expects @"
+                                << step.getName() << " to return the latents";
+    }
     OpBuilder b(module.getContext());
     SmallVector<Attribute> roles;
     for (func::FuncOp step : steps) {
@@ -100,6 +108,11 @@ struct RoleLowering {
     SmallVector<CFGSelectOp> selects;
     role.walk([&](CFGSelectOp op) { selects.push_back(op); });
     for (CFGSelectOp select : selects) {
+      // The op's verifier checked its slot against its own cfg.
+      if (select.getCfg() != cfg)
+        return select.emitError()
+               << "selects for cfg " << select.getCfg()
+               << ", but the mesh has cfg " << cfg;
       int64_t perRank = select.getInputs().size() / cfg;
       select.replaceAllUsesWith(select.getInputs()[c * perRank + select.getSlot()]);
       select.erase();

@@ -78,6 +78,7 @@ FailureOr<MeshInfo> readMeshInfo(ModuleOp module) {
   return info;
 }
 
+
 namespace {
 
 struct MeshLayoutPass : impl::MeshLayoutBase<MeshLayoutPass> {

@@ -71,8 +71,8 @@ struct PropagateShardingPass
       return failure();
     for (BlockArgument arg : fn.getArguments()) {
       ValueSharding v;
-      auto type = cast<RankedTensorType>(arg.getType());
-      if (stepInputName(arg) == "text" && type.getRank() == 3)
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (stepInputName(arg) == "text" && type && type.getRank() == 3)
         v.tokens = TokenKind::Text;
       context.set(arg, v);
     }

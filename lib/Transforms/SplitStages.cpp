@@ -122,6 +122,10 @@ struct SplitStagesPass : impl::SplitStagesBase<SplitStagesPass> {
         for (Operation *user : result.getUsers())
           if (user != terminator)
             last = std::max(last, stageOf[fn.front().findAncestorOpInBlock(*user)]);
+        if (last > stageOf[op] && !isa<RankedTensorType>(result.getType()))
+          return op->emitError() << "a " << result.getType()
+                                 << " cannot cross pipeline stages; only "
+                                    "ranked tensors are sent";
         for (int64_t k = stageOf[op]; k < last; ++k)
           crossing[k].push_back(result);
       }

@@ -28,9 +28,19 @@ std::optional<int64_t> stepInputBranch(BlockArgument arg) {
 }
 
 FailureOr<BlockArgument> requireStepInput(func::FuncOp fn, StringRef name) {
-  for (BlockArgument arg : fn.getArguments())
-    if (stepInputName(arg) == name)
-      return arg;
+  for (BlockArgument arg : fn.getArguments()) {
+    if (stepInputName(arg) != name)
+      continue;
+    // The partitioner reshapes the latents by their batch and channels; a
+    // hand-written module could give it anything.
+    auto tensor = dyn_cast<RankedTensorType>(arg.getType());
+    if (name == "latents" && (!tensor || tensor.getRank() < 2))
+      return fn.emitError() << "the latents, argument #" << arg.getArgNumber()
+                            << ", must be a ranked tensor [batch, channels, "
+                               "...], got "
+                            << arg.getType();
+    return arg;
+  }
   return fn.emitError() << "has no argument marked " << "'"
                         << dit::DitDialect::kInputAttrName << " = \"" << name
                         << "\"'; the importer names every step input";

@@ -187,7 +187,11 @@ LogicalResult DitDialect::verifyOperationAttribute(Operation *op,
       // unpatchify's entry describes its input rather than its result.
       Value described = isa<UnpatchifyOp>(op) ? op->getOperand(0) : result;
       auto tensor = dyn_cast<RankedTensorType>(described.getType());
-      if (tensor && int64_t(typed.getDims().size()) != tensor.getRank())
+      if (!tensor)
+        return c.error() << "entry " << typed << " describes a "
+                         << described.getType()
+                         << "; only ranked tensors are sharded";
+      if (int64_t(typed.getDims().size()) != tensor.getRank())
         return c.error() << "entry " << typed << " has "
                          << typed.getDims().size() << " dims for a rank-"
                          << tensor.getRank() << " value";

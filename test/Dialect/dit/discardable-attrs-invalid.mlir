@@ -161,6 +161,14 @@ func.func @sharding_rank(%x: tensor<1x8x8xf32>) {
 
 // -----
 
+func.func @sharding_unranked(%x: tensor<1x8x8xf32>) {
+  // expected-error @+1 {{'dit.sharding' entry #dit.sharding<dims = [[]]> describes a 'tensor<*xf32>'; only ranked tensors are sharded}}
+  %0 = tensor.cast %x {dit.sharding = [#dit.sharding<dims = [[]]>]} : tensor<1x8x8xf32> to tensor<*xf32>
+  return
+}
+
+// -----
+
 func.func @sharding_axis_twice(%x: tensor<1x8x8xf32>) {
   // expected-error @+1 {{sharding uses axis 'tp' twice (across dims and partial)}}
   %0 = dit.linear %x {weight = "w", dit.sharding = [#dit.sharding<dims = [[], [], [tp]], partial = [tp]>]} : tensor<1x8x8xf32> -> tensor<1x8x8xf32>
