@@ -41,6 +41,12 @@ def Dit_Dialect : Dialect {
         never by position.
       * `dit.branch` : on the text inputs of a step, the guidance branch
         they feed (0 = conditional).
+
+    The partition passes hand their results on in further discardable
+    attributes (`dit.mesh_axes`, `dit.groups`, `dit.sharding`, `dit.tp`,
+    `dit.attention_plan`, `dit.role`, ...), typed by the attributes and
+    enums below and checked by the dialect's attribute verifier;
+    docs/architecture.md tables which pass writes and which reads each.
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
