@@ -250,6 +250,17 @@ LogicalResult DitDialect::verifyOperationAttribute(Operation *op,
     auto plan = op->getAttrOfType<AttentionPlanAttr>("dit.attention_plan");
     if (!plan || plan.getRows() != AttentionRows::Ring)
       return c.error() << "needs 'dit.attention_plan' with rows = ring";
+    // K/V rotate over the ring: the grid axis must be the one the module
+    // names ring.
+    auto module = op->getParentOfType<ModuleOp>();
+    auto order =
+        module ? module->getAttrOfType<AxesAttr>("dit.mesh_axes") : AxesAttr();
+    if (order && axis.getInt() < int64_t(order.getAxes().size()) &&
+        order.getAxes()[axis.getInt()] != MeshAxis::Ring)
+      return c.error() << "is grid axis " << axis.getInt() << ", which "
+                       << "'dit.mesh_axes' names '"
+                       << stringifyMeshAxis(order.getAxes()[axis.getInt()])
+                       << "', not 'ring'";
     return success();
   }
   if (name == "dit.latent_layout") {

@@ -125,6 +125,16 @@ func.func @ring_axis_without_ring_rows(%q: tensor<1x8x8xf32>) {
 
 // -----
 
+module attributes {dit.mesh_axes = #dit.axes<[dp, cfg, pp, ring, kv_gather, ulysses, tp]>} {
+  func.func @ring_axis_not_ring(%q: tensor<1x8x8xf32>) {
+    // expected-error @+1 {{'dit.ring_axis' is grid axis 2, which 'dit.mesh_axes' names 'pp', not 'ring'}}
+    %0 = dit.attention self %q, %q, %q {num_heads = 2 : i64, head_dim = 4 : i64, dit.attention_plan = #dit.attention_plan<heads = [], rows = ring>, dit.ring_axis = 2 : i64} : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32> -> tensor<1x8x8xf32>
+    return
+  }
+}
+
+// -----
+
 func.func @latent_layout_string(%x: tensor<1x8x16xf32>) {
   // expected-error @+1 {{'dit.latent_layout' expected patch_tokens (#dit.latent_layout<...>), got "patch_tokens"}}
   %0 = dit.unpatchify %x {patch = array<i64: 1, 2, 2>, grid = array<i64: 2, 2, 2>, dit.latent_layout = "patch_tokens"} : tensor<1x8x16xf32> -> tensor<1x4x2x4x4xf32>
