@@ -127,6 +127,15 @@ LogicalResult checkModuleAttr(AttrChecker &c) {
         "#dit.groups<dp = [[ranks], ...], ..., tp = [[ranks], ...]>");
     if (failed(groups))
       return failure();
+    // The rank table covers the world: every grouped rank has an entry
+    // (every axis groups the ranks dp groups).
+    if (auto table = c.op->getAttrOfType<DenseI64ArrayAttr>("dit.rank_roles"))
+      for (DenseI64ArrayAttr list : groups->getDp())
+        for (int64_t rank : list.asArrayRef())
+          if (rank >= int64_t(table.size()))
+            return c.error() << "groups rank " << rank << ", but "
+                             << "'dit.rank_roles' covers only "
+                             << table.size() << " ranks";
     return checkGroupsAgainstGrid(c, *groups);
   }
   if (name == "dit.roles")

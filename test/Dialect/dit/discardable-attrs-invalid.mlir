@@ -252,6 +252,11 @@ module attributes {dit.mesh_axes = #dit.axes<[dp, cfg, pp, ring, kv_gather, ulys
 
 // -----
 
+// expected-error @+1 {{'dit.groups' groups rank 1, but 'dit.rank_roles' covers only 1 ranks}}
+module attributes {dit.rank_roles = array<i64: -1>, dit.groups = #dit.groups<dp = [[0], [1]], cfg = [[0], [1]], pp = [[0], [1]], ring = [[0], [1]], kv_gather = [[0], [1]], ulysses = [[0], [1]], tp = [[0], [1]]>} {}
+
+// -----
+
 // expected-error @+1 {{'dit.roles' expected @function references, got "step"}}
 module attributes {dit.roles = ["step"]} {}
 
