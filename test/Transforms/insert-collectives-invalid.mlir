@@ -25,11 +25,11 @@ module attributes {dit.mesh_axes = #dit.axes<[dp, cfg, pp, ring, kv_gather, ulys
 // Each branch call of the step returns its one prediction of the latents.
 module attributes {dit.mesh_axes = #dit.axes<[dp, cfg, pp, ring, kv_gather, ulysses, tp]>} {
   shard.grid @mesh(shape = 1x1x1x1x1x1x1)
-  func.func @transformer(%latents: tensor<1x4x2x4x4xf32>) -> tensor<1x8x8xf32> attributes {dit.component = #dit.component<transformer>} {
+  func.func @transformer(%latents: tensor<1x4x2x4x4xf32> {dit.input = "latents"}) -> tensor<1x8x8xf32> attributes {dit.component = #dit.component<transformer>} {
     %x = dit.patch_embed %latents {patch = array<i64: 1, 2, 2>, weight = "patch_embedding"} : tensor<1x4x2x4x4xf32> -> tensor<1x8x8xf32>
     return %x : tensor<1x8x8xf32>
   }
-  func.func @denoise_step(%latents: tensor<1x4x2x4x4xf32>) -> tensor<1x4x2x4x4xf32> attributes {dit.component = #dit.component<denoise_step>} {
+  func.func @denoise_step(%latents: tensor<1x4x2x4x4xf32> {dit.input = "latents"}) -> tensor<1x4x2x4x4xf32> attributes {dit.component = #dit.component<denoise_step>} {
     // expected-error @+1 {{a branch call of @denoise_step must return the one predicted tensor, got 2 results}}
     %a, %b = func.call @pair(%latents) : (tensor<1x4x2x4x4xf32>) -> (tensor<1x4x2x4x4xf32>, tensor<1x4x2x4x4xf32>)
     return %a : tensor<1x4x2x4x4xf32>

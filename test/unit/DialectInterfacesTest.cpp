@@ -91,9 +91,7 @@ TEST_F(DitOpInterfaces, EveryImportedTransformerOpIsShardable) {
     std::set<std::string> missing;
     int ops = 0;
     module->walk([&](func::FuncOp fn) {
-      auto component =
-          fn->getAttrOfType<StringAttr>(DitDialect::kComponentAttrName);
-      if (!component || !component.getValue().starts_with("transformer"))
+      if (!isTransformerFunction(fn))
         return;
       fn.walk([&](Operation *op) {
         if (isa<func::FuncOp, func::ReturnOp>(op))

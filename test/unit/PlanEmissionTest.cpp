@@ -42,8 +42,8 @@ protected:
   ModuleOp parse(const std::string &attributes, const std::string &body,
                  const std::string &shape = "1x1x1x2x1x1x2") {
     std::string text =
-        "module attributes {dit.mesh_axes = [\"dp\", \"cfg\", \"pp\", "
-        "\"ring\", \"kv_gather\", \"ulysses\", \"tp\"]" +
+        "module attributes {dit.mesh_axes = #dit.axes<[dp, cfg, pp, ring, "
+        "kv_gather, ulysses, tp]>" +
         attributes + "} {\n shard.grid @mesh(shape = " + shape + ")\n" +
         body + "}\n";
     module = parseSourceString<ModuleOp>(
@@ -70,10 +70,10 @@ protected:
 constexpr const char *kStep = R"mlir(
   func.func @step(%x: tensor<1x8x16xf32> {dit.input = "latents"},
                   %t: tensor<2x4x16xf32> {dit.input = "text", dit.branch = 1 : i64}) -> tensor<1x8x16xf32> {
-    %q = dit.linear %x {weight = "q", bias = true, dit.tp = "column", dit.tp_segments = array<i64: 8, 8>, dit.block = 3 : i64} : tensor<1x8x16xf32> -> tensor<1x8x8xf32>
-    %n = dit.rms_norm %q {affine = false, eps = 1.0e-6 : f64, dit.reduce_stats_over = ["tp"], dit.block = 5 : i64} : tensor<1x8x8xf32>
-    %a = dit.attention self %n, %n, %n {num_heads = 2 : i64, head_dim = 4 : i64, text_position = #dit<text_position suffix>, dit.ring_axis = 3 : i64, dit.attention_plan = {heads = ["tp"], rows = "ring"}} : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32> -> tensor<1x8x8xf32>
-    %o = dit.linear %a {weight = "o", bias = true, dit.tp = "row"} : tensor<1x8x8xf32> -> tensor<1x8x16xf32>
+    %q = dit.linear %x {weight = "q", bias = true, dit.tp = #dit.tp_role<column>, dit.tp_segments = array<i64: 8, 8>, dit.block = 3 : i64} : tensor<1x8x16xf32> -> tensor<1x8x8xf32>
+    %n = dit.rms_norm %q {affine = false, eps = 1.0e-6 : f64, dit.reduce_stats_over = #dit.axes<[tp]>, dit.block = 5 : i64} : tensor<1x8x8xf32>
+    %a = dit.attention self %n, %n, %n {num_heads = 2 : i64, head_dim = 4 : i64, text_position = #dit<text_position suffix>, dit.ring_axis = 3 : i64, dit.attention_plan = #dit.attention_plan<heads = [tp], rows = ring>} : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32> -> tensor<1x8x8xf32>
+    %o = dit.linear %a {weight = "o", bias = true, dit.tp = #dit.tp_role<row>} : tensor<1x8x8xf32> -> tensor<1x8x16xf32>
     %s = shard.all_reduce %o on @mesh grid_axes = [6] : tensor<1x8x16xf32> -> tensor<1x8x16xf32>
     return %s : tensor<1x8x16xf32>
   }
@@ -118,7 +118,9 @@ TEST_F(PlanEmission, AttributesFromTheirTypedValues) {
 
 TEST_F(PlanEmission, WrongKindOfPassAttributeIsADiagnostic) {
   std::string step = kStep;
-  step.replace(step.find("dit.tp = \"column\""), 17, "dit.tp = \"colum\"");
+  // An unverified module can still carry the old string spelling.
+  std::string typed = "dit.tp = #dit.tp_role<column>";
+  step.replace(step.find(typed), typed.size(), "dit.tp = \"colum\"");
   parse("", step);
   EXPECT_TRUE(failed(serialize("step")));
   EXPECT_NE(diagnostics.find("attribute 'dit.tp' = \"colum\" has no spelling "
@@ -129,8 +131,8 @@ TEST_F(PlanEmission, WrongKindOfPassAttributeIsADiagnostic) {
 
 TEST_F(PlanEmission, StatisticsAxesAsGridIndicesAreADiagnostic) {
   std::string step = kStep;
-  step.replace(step.find("dit.reduce_stats_over = [\"tp\"]"), 30,
-               "dit.reduce_stats_over = [6]");
+  std::string typed = "dit.reduce_stats_over = #dit.axes<[tp]>";
+  step.replace(step.find(typed), typed.size(), "dit.reduce_stats_over = [6]");
   parse("", step);
   EXPECT_TRUE(failed(serialize("step")));
   EXPECT_NE(diagnostics.find("attribute 'dit.reduce_stats_over' = [6]"),
@@ -151,24 +153,21 @@ TEST_F(PlanEmission, UnnamedInputIsADiagnostic) {
 // cfg 2 x tp 2 over ranks laid out as the groups say; the rank table runs
 // role 0 (cfg 0) on ranks 0 and 1, role 1 on ranks 2 and 3.
 constexpr const char *kRoles = R"mlir(
-  func.func @denoise_step_s0_c0(%x: tensor<1xf32> {dit.input = "latents"}) -> tensor<1xf32> attributes {dit.role = {stage = 0 : i64, cfg = 0 : i64}} {
+  func.func @denoise_step_s0_c0(%x: tensor<1xf32> {dit.input = "latents"}) -> tensor<1xf32> attributes {dit.role = #dit.role<stage = 0, cfg = 0>} {
     return %x : tensor<1xf32>
   }
-  func.func @denoise_step_s0_c1(%x: tensor<1xf32> {dit.input = "latents"}) -> tensor<1xf32> attributes {dit.role = {stage = 0 : i64, cfg = 1 : i64}} {
+  func.func @denoise_step_s0_c1(%x: tensor<1xf32> {dit.input = "latents"}) -> tensor<1xf32> attributes {dit.role = #dit.role<stage = 0, cfg = 1>} {
     return %x : tensor<1xf32>
   }
 )mlir";
 
 std::string groups(const std::string &tp) {
   return ", dit.roles = [@denoise_step_s0_c0, @denoise_step_s0_c1], "
-         "dit.rank_roles = array<i64: 0, 0, 1, 1>, dit.groups = {"
-         "dp = [array<i64: 0>, array<i64: 1>, array<i64: 2>, array<i64: 3>], "
-         "cfg = [array<i64: 0, 2>, array<i64: 1, 3>], "
-         "pp = [array<i64: 0>, array<i64: 1>, array<i64: 2>, array<i64: 3>], "
-         "ring = [array<i64: 0>, array<i64: 1>, array<i64: 2>, array<i64: 3>], "
-         "kv_gather = [array<i64: 0>, array<i64: 1>, array<i64: 2>, array<i64: 3>], "
-         "ulysses = [array<i64: 0>, array<i64: 1>, array<i64: 2>, array<i64: 3>], "
-         "tp = " + tp + "}";
+         "dit.rank_roles = array<i64: 0, 0, 1, 1>, dit.groups = #dit.groups<"
+         "dp = [[0], [1], [2], [3]], cfg = [[0, 2], [1, 3]], "
+         "pp = [[0], [1], [2], [3]], ring = [[0], [1], [2], [3]], "
+         "kv_gather = [[0], [1], [2], [3]], ulysses = [[0], [1], [2], [3]], "
+         "tp = " + tp + ">";
 }
 
 FailureOr<json> manifestOf(ModuleOp module, const MeshInfo &mesh) {
@@ -186,7 +185,7 @@ FailureOr<json> manifestOf(ModuleOp module, const MeshInfo &mesh) {
 }
 
 TEST_F(PlanEmission, ManifestCoordinatesAreGroupPositions) {
-  ModuleOp m = parse(groups("[array<i64: 1, 0>, array<i64: 3, 2>]"), kRoles,
+  ModuleOp m = parse(groups("[[1, 0], [3, 2]]"), kRoles,
                      "1x2x1x1x1x1x2");
   FailureOr<json> manifest = manifestOf(m, mesh);
   ASSERT_TRUE(succeeded(manifest)) << diagnostics;
@@ -202,7 +201,7 @@ TEST_F(PlanEmission, ManifestCoordinatesAreGroupPositions) {
 }
 
 TEST_F(PlanEmission, RankMissingFromTheGroupsIsADiagnostic) {
-  ModuleOp m = parse(groups("[array<i64: 0, 1>]"), kRoles, "1x2x1x1x1x1x2");
+  ModuleOp m = parse(groups("[[0, 1]]"), kRoles, "1x2x1x1x1x1x2");
   EXPECT_TRUE(failed(manifestOf(m, mesh)));
   EXPECT_NE(diagnostics.find("'dit.groups' has no tp group holding rank 2"),
             std::string::npos)
@@ -210,13 +209,13 @@ TEST_F(PlanEmission, RankMissingFromTheGroupsIsADiagnostic) {
 }
 
 TEST_F(PlanEmission, RankTwiceOrOutsideTheWorldIsADiagnostic) {
-  ModuleOp twice = parse(groups("[array<i64: 0, 1>, array<i64: 1, 3>]"), kRoles,
+  ModuleOp twice = parse(groups("[[0, 1], [1, 3]]"), kRoles,
                          "1x2x1x1x1x1x2");
   EXPECT_TRUE(failed(manifestOf(twice, mesh)));
   EXPECT_NE(diagnostics.find("'dit.groups.tp' lists rank 1 in two places"),
             std::string::npos)
       << diagnostics;
-  ModuleOp outside = parse(groups("[array<i64: 0, 1>, array<i64: 2, 7>]"),
+  ModuleOp outside = parse(groups("[[0, 1], [2, 7]]"),
                            kRoles, "1x2x1x1x1x1x2");
   EXPECT_TRUE(failed(manifestOf(outside, mesh)));
   EXPECT_NE(diagnostics.find("'dit.groups.tp' lists rank 7, outside the 4 ranks"),
@@ -225,9 +224,13 @@ TEST_F(PlanEmission, RankTwiceOrOutsideTheWorldIsADiagnostic) {
 }
 
 TEST_F(PlanEmission, MalformedGroupsAreADiagnostic) {
-  ModuleOp m = parse(groups("[[0, 1], [2, 3]]"), kRoles, "1x2x1x1x1x1x2");
+  // The untyped spelling groups had before #dit.groups.
+  ModuleOp m = parse(", dit.roles = [@denoise_step_s0_c0, @denoise_step_s0_c1], "
+                     "dit.rank_roles = array<i64: 0, 0, 1, 1>, "
+                     "dit.groups = {tp = [[0, 1], [2, 3]]}",
+                     kRoles, "1x2x1x1x1x1x2");
   EXPECT_TRUE(failed(manifestOf(m, mesh)));
-  EXPECT_NE(diagnostics.find("'dit.groups.tp' holds [0, 1]; expected array<i64>"),
+  EXPECT_NE(diagnostics.find("the plan needs 'dit.groups = #dit.groups<...>'"),
             std::string::npos)
       << diagnostics;
 }

@@ -32,15 +32,15 @@ namespace {
 // attention block with a ring attention; @step calls it twice and gathers
 // over ring. Shapes are local; f32 is 4 bytes.
 constexpr const char *kModule = R"mlir(
-module attributes {dit.mesh_axes = ["dp", "cfg", "pp", "ring", "kv_gather", "ulysses", "tp"]} {
+module attributes {dit.mesh_axes = #dit.axes<[dp, cfg, pp, ring, kv_gather, ulysses, tp]>} {
   shard.grid @mesh(shape = 1x1x1x2x1x1x2)
   func.func @block(%x: tensor<2x8x16xf32>, %text: tensor<2x4x16xf32>) -> tensor<2x8x16xf32> {
-    %q = dit.linear %x {weight = "q", bias = true, dit.tp = "column"} : tensor<2x8x16xf32> -> tensor<2x8x8xf32>
-    %k = dit.linear %text {weight = "k", bias = false, dit.tp = "column"} : tensor<2x4x16xf32> -> tensor<2x4x8xf32>
-    %qn = dit.rms_norm %q {affine = true, eps = 1.0e-6 : f64, weight = "nq", dit.reduce_stats_over = ["tp"]} : tensor<2x8x8xf32>
+    %q = dit.linear %x {weight = "q", bias = true, dit.tp = #dit.tp_role<column>} : tensor<2x8x16xf32> -> tensor<2x8x8xf32>
+    %k = dit.linear %text {weight = "k", bias = false, dit.tp = #dit.tp_role<column>} : tensor<2x4x16xf32> -> tensor<2x4x8xf32>
+    %qn = dit.rms_norm %q {affine = true, eps = 1.0e-6 : f64, weight = "nq", dit.reduce_stats_over = #dit.axes<[tp]>} : tensor<2x8x8xf32>
     %a = dit.attention cross %qn, %k, %k {num_heads = 2 : i64, head_dim = 4 : i64} : tensor<2x8x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x8x8xf32>
-    %r = dit.attention self %qn, %qn, %qn {num_heads = 2 : i64, head_dim = 4 : i64, dit.ring_axis = 3 : i64} : tensor<2x8x8xf32>, tensor<2x8x8xf32>, tensor<2x8x8xf32> -> tensor<2x8x8xf32>
-    %o = dit.linear %a {weight = "o", bias = true, dit.tp = "row"} : tensor<2x8x8xf32> -> tensor<2x8x16xf32>
+    %r = dit.attention self %qn, %qn, %qn {num_heads = 2 : i64, head_dim = 4 : i64, dit.attention_plan = #dit.attention_plan<heads = [tp], rows = ring>, dit.ring_axis = 3 : i64} : tensor<2x8x8xf32>, tensor<2x8x8xf32>, tensor<2x8x8xf32> -> tensor<2x8x8xf32>
+    %o = dit.linear %a {weight = "o", bias = true, dit.tp = #dit.tp_role<row>} : tensor<2x8x8xf32> -> tensor<2x8x16xf32>
     %s = shard.all_reduce %o on @mesh grid_axes = [6] : tensor<2x8x16xf32> -> tensor<2x8x16xf32>
     %y = dit.residual_add %x, %s : tensor<2x8x16xf32>
     return %y : tensor<2x8x16xf32>
