@@ -1,0 +1,168 @@
+//===- SearchTest.cpp - the search and the check's suggestions ------------===//
+//
+// The search judges candidates with the legality rules and ranks them by the
+// cost model; the check's suggestions are its three best. These tests run
+// both on bundled models imported in-process: the suggestions are legal,
+// fastest first, bounded in number, and offer CFG parallelism to a
+// true-CFG model; the search's work for a shape matches the plan's
+// accounting of the same partitioned module.
+//
+//===----------------------------------------------------------------------===//
+#include "ditc/Analysis/Legality.h"
+#include "ditc/CostModel/Search.h"
+#include "ditc/CostModel/WorkExtraction.h"
+#include "ditc/Importer/Importer.h"
+#include "ditc/Importer/LoadModel.h"
+#include "ditc/InitAll.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include <set>
+
+#include <gtest/gtest.h>
+
+using namespace ditc;
+
+namespace {
+
+struct Imported {
+  std::unique_ptr<mlir::MLIRContext> context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  LegalityContext legality;
+};
+
+/// `model` imported with its pipeline's default workload, judged with
+/// `degrees` on their product of GPUs.
+Imported import(const std::string &model, const Degrees &degrees) {
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  Imported out;
+  out.context = std::make_unique<mlir::MLIRContext>(registry);
+  ModelSpec spec = loadModel(std::string(DITC_TEST_MODELS_DIR) + "/" + model);
+  out.module = importModel(*out.context, spec, resolveWorkload(spec, {}));
+  ParallelFlags flags;
+  flags.tp = degrees[Axis::TP];
+  flags.ulysses = degrees[Axis::Ulysses];
+  flags.ring = degrees[Axis::Ring];
+  flags.kvGather = degrees[Axis::KVGather];
+  flags.cfg = degrees[Axis::CFG];
+  flags.pp = degrees[Axis::PP];
+  flags.dp = degrees[Axis::DP];
+  mlir::FailureOr<LegalityContext> legality =
+      buildLegalityContext(*out.module, deploymentFromFlags(flags));
+  EXPECT_TRUE(mlir::succeeded(legality));
+  out.legality = std::move(*legality);
+  return out;
+}
+
+Degrees degreesOf(std::initializer_list<std::pair<Axis, int64_t>> sizes) {
+  Degrees d;
+  for (auto [axis, size] : sizes)
+    d[axis] = size;
+  return d;
+}
+
+/// Whether `degrees` pass every rule on the same model and GPU count.
+bool legal(const Imported &imported, const Degrees &degrees) {
+  LegalityContext context = imported.legality;
+  Placement &transformer = *context.deployment.find("transformer");
+  transformer.degrees = degrees;
+  transformer.instances = defaultInstances(degrees);
+  return checkLegality(context).legal();
+}
+
+TEST(Suggestions, AreLegalFastestFirstAndOfferCFGToATrueCFGModel) {
+  // sd3.5-large has 38 heads: ulysses 4 is illegal on 4 GPUs.
+  Imported sd3 = import("sd3.5-large", degreesOf({{Axis::Ulysses, 4}}));
+  ASSERT_FALSE(checkLegality(sd3.legality).legal());
+  HardwareProfile h100 = loadHardwareProfile("h100-sxm");
+  std::vector<Degrees> suggestions =
+      suggestConfigurations(*sd3.module, sd3.legality, h100, 28, 2);
+  ASSERT_EQ(suggestions.size(), 3u);
+  for (const Degrees &s : suggestions) {
+    EXPECT_EQ(s.worldSize(), 4);
+    EXPECT_TRUE(legal(sd3, s)) << s.describe();
+    // Two guidance branches: splitting them is what pays first.
+    EXPECT_EQ(s[Axis::CFG], 2) << s.describe();
+  }
+  // Fastest first, by the same model the search ranks with.
+  SearchOptions options;
+  options.numGpus = 4;
+  options.gpusPerNode = 4;
+  options.hardware = h100;
+  options.branchCalls = 2;
+  mlir::FailureOr<SearchResult> found =
+      searchConfigurations(*sd3.module, sd3.legality, options);
+  ASSERT_TRUE(mlir::succeeded(found));
+  ASSERT_GE(found->ranked.size(), 3u);
+  for (size_t i = 0; i < 3; ++i)
+    EXPECT_EQ(found->ranked[i].config.degrees, suggestions[i]) << i;
+  for (size_t i = 1; i < found->ranked.size(); ++i)
+    EXPECT_LE(found->ranked[i - 1].estimate.stepSeconds,
+              found->ranked[i].estimate.stepSeconds);
+}
+
+TEST(Suggestions, ADistilledModelIsNotOfferedCFG) {
+  // FLUX.1-dev runs one branch: cfg 2 is illegal, and no suggestion uses it.
+  Imported flux = import("flux.1-dev", degreesOf({{Axis::CFG, 2}}));
+  ASSERT_FALSE(checkLegality(flux.legality).legal());
+  std::vector<Degrees> suggestions = suggestConfigurations(
+      *flux.module, flux.legality, loadHardwareProfile("h100-sxm"), 28, 1);
+  ASSERT_FALSE(suggestions.empty());
+  for (const Degrees &s : suggestions) {
+    EXPECT_EQ(s[Axis::CFG], 1) << s.describe();
+    EXPECT_TRUE(legal(flux, s)) << s.describe();
+  }
+}
+
+TEST(Search, CountsWhatEachRuleRejectsAndEveryCandidateOnce) {
+  // tiny-wan has 2 heads: tp and ulysses of 4 are refused by the rules.
+  Imported wan = import("tiny-wan", Degrees());
+  SearchOptions options;
+  options.numGpus = 4;
+  options.gpusPerNode = 4;
+  options.hardware = loadHardwareProfile("cpu-local");
+  mlir::FailureOr<SearchResult> found =
+      searchConfigurations(*wan.module, wan.legality, options);
+  ASSERT_TRUE(mlir::succeeded(found));
+  EXPECT_TRUE(found->exhaustive);
+  // Every candidate is either legal or refused by at least one rule.
+  int64_t refused = found->candidates - found->legal;
+  int64_t counted = 0;
+  for (auto &[rule, count] : found->rejectedByRule)
+    counted += count;
+  EXPECT_GE(counted, refused);
+  EXPECT_EQ(refused == 0, found->rejectedByRule.empty());
+  EXPECT_EQ(int64_t(found->ranked.size()), found->legal - found->tooLarge);
+  std::set<std::array<int64_t, 7>> seen;
+  for (const RankedConfiguration &c : found->ranked)
+    EXPECT_TRUE(seen.insert(c.config.degrees.sizes).second)
+        << c.config.degrees.describe();
+}
+
+TEST(Search, ABoundOnShapesKeepsTheNearestAndSaysSo) {
+  Imported wan = import("tiny-wan", Degrees());
+  SearchOptions options;
+  options.numGpus = 8;
+  options.gpusPerNode = 8;
+  options.hardware = loadHardwareProfile("cpu-local");
+  options.maxShapes = 1;
+  options.anchor = degreesOf({{Axis::Ulysses, 2}});
+  mlir::FailureOr<SearchResult> found =
+      searchConfigurations(*wan.module, wan.legality, options);
+  ASSERT_TRUE(mlir::succeeded(found));
+  EXPECT_FALSE(found->exhaustive);
+  EXPECT_EQ(found->shapesPriced, 1);
+  EXPECT_GT(found->shapes, 1);
+  // Only the anchor's own shape (ulysses 2, the rest 1 but cfg, pp, dp) is
+  // priced.
+  ASSERT_FALSE(found->ranked.empty());
+  for (const RankedConfiguration &c : found->ranked) {
+    EXPECT_EQ(c.config.degrees[Axis::Ulysses], 2);
+    EXPECT_EQ(c.config.degrees[Axis::TP], 1);
+    EXPECT_EQ(c.config.degrees[Axis::Ring], 1);
+    EXPECT_EQ(c.config.degrees[Axis::KVGather], 1);
+  }
+}
+
+} // namespace
