@@ -830,8 +830,10 @@ class Peer:
 
 def run_rank(args):
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-    # Every core per rank unless --threads, as dit-run does.
-    threads = args.threads or max(1, os.cpu_count() or 1)
+    # Unless --threads, the cores this process may use over the ranks on
+    # the host, as dit-run does.
+    local = int(os.environ.get("LOCAL_WORLD_SIZE") or 1)
+    threads = args.threads or max(1, len(os.sched_getaffinity(0)) // local)
     torch.set_num_threads(threads)
     set_blas_threads(threads)
     dist.init_process_group("gloo", rank=rank, world_size=world)
@@ -901,8 +903,9 @@ def launch(args):
 
 def set_blas_threads(threads):
     """OpenBLAS keeps its own pool (a thread per core) that torch's setting
-    does not reach; dit-run sets it the same way, so both sides run the same
-    number of BLAS threads per rank."""
+    does not reach, so the peer's GEMMs get as many threads as its other
+    ops. (dit-run instead runs single-threaded GEMM tiles on its ATen
+    threads, docs/runtime.md "Threads".)"""
     import ctypes
     for library in ("libblas.so.3", "libopenblas.so.0"):
         try:
@@ -924,7 +927,8 @@ def main():
                         help="ranks to start when not launched by torchrun "
                              "(default: the plan's rank count)")
     parser.add_argument("--threads", type=int,
-                        help="intra-op and BLAS threads per rank (default: every core)")
+                        help="intra-op and BLAS threads per rank (default: cores / "
+                             "LOCAL_WORLD_SIZE)")
     args = parser.parse_args()
     if "RANK" not in os.environ:
         sys.exit(launch(args))

@@ -540,6 +540,40 @@ Communicator::gatherOutput(const at::Tensor &myBlock,
   return blocks;
 }
 
+std::vector<std::vector<int64_t>>
+Communicator::collectOnRankZero(const std::string &name,
+                                const std::vector<int64_t> &values) {
+  auto &tcp = *static_cast<c10::intrusive_ptr<c10d::Store> *>(store.get());
+  std::string text;
+  for (int64_t v : values)
+    text += (text.empty() ? "" : ",") + std::to_string(v);
+  std::vector<std::vector<int64_t>> all;
+  try {
+    tcp->set("stats/" + name + "/" + std::to_string(myRank),
+             std::vector<uint8_t>(text.begin(), text.end()));
+    if (myRank != 0)
+      return all;
+    std::vector<std::string> keys;
+    for (int64_t r = 0; r < manifest.worldSize(); ++r)
+      keys.push_back("stats/" + name + "/" + std::to_string(r));
+    tcp->wait(keys, options.timeout);
+    for (const std::string &key : keys) {
+      std::string theirs = toString(tcp->get(key));
+      std::vector<int64_t> parsed;
+      for (size_t at = 0; at < theirs.size();) {
+        size_t comma = std::min(theirs.find(',', at), theirs.size());
+        parsed.push_back(std::stoll(theirs.substr(at, comma - at)));
+        at = comma + 1;
+      }
+      all.push_back(parsed);
+    }
+  } catch (const std::exception &error) {
+    throw RunFailure("rank " + std::to_string(myRank) + ": collecting every rank's " +
+                     name + " through the store failed: " + firstLine(error));
+  }
+  return all;
+}
+
 std::map<std::string, double> Communicator::takeCommSeconds() {
   std::map<std::string, double> out;
   out.swap(commSeconds);

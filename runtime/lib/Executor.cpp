@@ -1,8 +1,11 @@
 //===- Executor.cpp - runs one program's ops with libtorch ----------------===//
 #include "ditc/Runtime/Executor.h"
 #include "ditc/Runtime/Initializer.h"
+#include "ditc/Runtime/Kernels.h"
 
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <stdexcept>
 
 namespace ditc::runtime {
@@ -10,7 +13,10 @@ namespace ditc::runtime {
 Executor::Executor(const Manifest &manifest, int64_t rank, const Program &program,
                    Communicator *comm, at::ScalarType computeType)
     : manifest(manifest), rank(rank), prog(program), comm(comm),
-      computeType(computeType), device(comm ? comm->device() : at::Device(at::kCPU)) {}
+      computeType(computeType), device(comm ? comm->device() : at::Device(at::kCPU)) {
+  const char *flag = std::getenv("DITC_PROFILE_OPS");
+  profiling = flag && std::string(flag) == "1";
+}
 
 std::string Executor::describe(const Op &op) const {
   std::string text = op.name;
@@ -84,7 +90,18 @@ std::vector<at::Tensor> Executor::runFunction(const Function &fn,
     in.clear();
     for (int id : op.inputs)
       in.push_back(values[id]);
+    // CPU ops are synchronous, so wall time per op is its cost; a call's
+    // time is its callee's ops'.
+    bool timed = profiling && op.kind != OpKind::Call;
+    auto start = timed ? std::chrono::steady_clock::now()
+                       : std::chrono::steady_clock::time_point();
     std::vector<at::Tensor> out = runOp(fn, op, in, frameType, lastStep, depth);
+    if (timed) {
+      OpTime &t = profile[op.name];
+      t.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+                       .count();
+      ++t.count;
+    }
     for (size_t i = 0; i < op.outputs.size() && i < out.size(); ++i)
       values[op.outputs[i]] = std::move(out[i]);
   }
@@ -127,31 +144,42 @@ std::vector<at::Tensor> Executor::runOp(const Function &fn, const Op &op,
   case OpKind::TimestepEmbedding: {
     at::Tensor s = sinusoid(x, a.freqDim)
                        .to(at::TensorOptions(frameType).device(device));
-    at::Tensor h = at::silu(at::linear(s, p[0], p[1]));
-    return {at::linear(h, p[2], p[3])};
+    at::Tensor h = at::silu(tiledLinear(s, p[0], p[1]));
+    return {tiledLinear(h, p[2], p[3])};
   }
   case OpKind::PatchEmbed:
   case OpKind::Linear:
-    return {p.size() > 1 ? at::linear(x, p[0], p[1]) : at::linear(x, p[0])};
+    return {tiledLinear(x, p[0], p.size() > 1 ? p[1] : at::Tensor())};
   case OpKind::AdalnModulation: {
     if (a.table) {
       const at::Tensor &table = p[0];
       return {x.reshape({x.size(0), -1, table.size(-1)}) + table};
     }
-    at::Tensor y = at::linear(at::silu(x), p[0], p[1]);
+    at::Tensor y = tiledLinear(at::silu(x), p[0], p[1]);
     return {y.reshape({x.size(0), a.numChunks, -1})};
   }
   case OpKind::Modulate: {
+    // x * (1 + scale) + shift in one pass per block.
     const at::Tensor &m = in[1];
-    at::Tensor out = x * (1 + m.select(1, a.scaleChunk).unsqueeze(1));
-    if (a.shiftChunk >= 0)
-      out = out + m.select(1, a.shiftChunk).unsqueeze(1);
-    return {out};
+    at::Tensor scale = m.select(1, a.scaleChunk).unsqueeze(1) + 1;
+    at::Tensor shift = a.shiftChunk >= 0 ? m.select(1, a.shiftChunk).unsqueeze(1)
+                                         : at::Tensor();
+    return {rowBlocks(x.sizes(), x.options(), [&](const RowBlock &block, at::Tensor &out) {
+      if (shift.defined())
+        at::addcmul_out(out, block.batchOf(shift), block.of(x), block.batchOf(scale));
+      else
+        at::mul_out(out, block.of(x), block.batchOf(scale));
+    })};
   }
   case OpKind::ResidualAdd:
-    if (in.size() == 3)
-      return {x + in[2].select(1, a.gateChunk).unsqueeze(1) * in[1]};
-    return {x + in[1]};
+    return {rowBlocks(x.sizes(), x.options(), [&](const RowBlock &block, at::Tensor &out) {
+      if (in.size() == 3)
+        at::addcmul_out(out, block.of(x),
+                        block.batchOf(in[2].select(1, a.gateChunk).unsqueeze(1)),
+                        block.of(in[1]));
+      else
+        at::add_out(out, block.of(x), block.of(in[1]));
+    })};
   case OpKind::LayerNorm:
   case OpKind::RmsNorm:
     return {norm(op, x)};
@@ -169,23 +197,36 @@ std::vector<at::Tensor> Executor::runOp(const Function &fn, const Op &op,
       return {ringAttention(op, q, k, v)};
     return {attention(op, q, k, v)};
   }
-  case OpKind::Activation:
-    switch (a.activation) {
-    case ActivationKind::SwiGlu:
-    case ActivationKind::GeGlu: {
-      auto halves = x.chunk(2, -1);
-      return {(a.activation == ActivationKind::SwiGlu ? at::silu(halves[0])
-                                                      : at::gelu(halves[0])) *
-              halves[1]};
-    }
-    case ActivationKind::Gelu:
-      return {at::gelu(x)};
-    case ActivationKind::GeluTanh:
-      return {at::gelu(x, "tanh")};
-    case ActivationKind::Silu:
-      return {at::silu(x)};
-    }
-    break;
+  case OpKind::Activation: {
+    // Row blocks keep the bits independent of the thread count (Kernels.h).
+    ActivationKind kind = a.activation;
+    bool gated = kind == ActivationKind::SwiGlu || kind == ActivationKind::GeGlu;
+    std::vector<int64_t> shape = x.sizes().vec();
+    int64_t width = gated ? shape.back() / 2 : shape.back();
+    shape.back() = width;
+    return {rowBlocks(shape, x.options(), [&](const RowBlock &block, at::Tensor &out) {
+      at::Tensor rows = block.of(x);
+      switch (kind) {
+      case ActivationKind::SwiGlu:
+        at::silu_out(out, rows.narrow(-1, 0, width));
+        out.mul_(rows.narrow(-1, width, width));
+        return;
+      case ActivationKind::GeGlu:
+        at::gelu_out(out, rows.narrow(-1, 0, width));
+        out.mul_(rows.narrow(-1, width, width));
+        return;
+      case ActivationKind::Gelu:
+        at::gelu_out(out, rows);
+        return;
+      case ActivationKind::GeluTanh:
+        at::gelu_out(out, rows, "tanh");
+        return;
+      case ActivationKind::Silu:
+        at::silu_out(out, rows);
+        return;
+      }
+    })};
+  }
   case OpKind::ConcatStreams:
     if (a.textPrefix)
       return {at::cat({in[0], in[1]}, 1)};
@@ -244,46 +285,63 @@ at::Tensor Executor::norm(const Op &op, const at::Tensor &x) {
   if (reduce)
     for (const std::string &axis : op.axes)
       count *= manifest.axisSize(axis);
-  std::vector<int64_t> grouped = x.sizes().vec();
-  grouped.back() = width / group;
-  grouped.push_back(group);
-  // Statistics in float32 even when the compute dtype is bfloat16.
-  at::Tensor xg = x.reshape(grouped).to(at::kFloat);
   bool rms = op.kind == OpKind::RmsNorm;
+  const auto &p = params(op);
+  // Rows [..., width] of x as [..., width / group, group], in float32 even
+  // when the compute dtype is bfloat16.
+  auto grouped = [&](const at::Tensor &rows) {
+    std::vector<int64_t> shape = rows.sizes().vec();
+    shape.back() = width / group;
+    shape.push_back(group);
+    return rows.reshape(shape).to(at::kFloat);
+  };
+  // The normalized rows from their sums of squares (s2) and sums (s1).
+  auto normalize = [&](const at::Tensor &xg, const at::Tensor &s1, const at::Tensor &s2) {
+    double eps = op.a.eps;
+    at::Tensor y;
+    if (rms) {
+      y = xg / at::sqrt(s2 / double(count) + eps);
+    } else {
+      at::Tensor mean = s1 / double(count);
+      y = (xg - mean) / at::sqrt(s2 / double(count) - mean * mean + eps);
+    }
+    std::vector<int64_t> shape = xg.sizes().vec();
+    shape.pop_back();
+    shape.back() = width;
+    y = y.to(x.scalar_type());
+    if (op.a.affine) {
+      bool perGroup = p[0].numel() != width;
+      y = perGroup ? y * p[0] : y.reshape(shape) * p[0];
+      if (op.kind == OpKind::LayerNorm && p.size() > 1)
+        y = y + p[1];
+    }
+    return y.reshape(shape);
+  };
+  if (!reduce)
+    // Each block of rows is read once from memory: statistics and the
+    // normalization run while it sits in cache.
+    return rowBlocks(x.sizes(), x.options(), [&](const RowBlock &block, at::Tensor &out) {
+      at::Tensor xg = grouped(block.of(x));
+      at::Tensor s1 = rms ? at::Tensor() : xg.sum(-1, true);
+      out.copy_(normalize(xg, s1, (xg * xg).sum(-1, true)));
+    });
+  at::Tensor xg = grouped(x);
   at::Tensor s2 = (xg * xg).sum(-1, true);
   at::Tensor s1 = rms ? at::Tensor() : xg.sum(-1, true);
-  if (reduce) {
-    // Both sums travel in one all-reduce.
-    if (rms) {
-      s2 = comm->allReduce(s2, op.axes, describe(op) + " statistics");
-    } else {
-      at::Tensor both = comm->allReduce(at::cat({s1, s2}, -1), op.axes,
-                                        describe(op) + " statistics");
-      s1 = both.narrow(-1, 0, 1);
-      s2 = both.narrow(-1, 1, 1);
-    }
-  }
-  double eps = op.a.eps;
-  at::Tensor y;
+  // Both sums travel in one all-reduce.
   if (rms) {
-    y = xg / at::sqrt(s2 / double(count) + eps);
+    s2 = comm->allReduce(s2, op.axes, describe(op) + " statistics");
   } else {
-    at::Tensor mean = s1 / double(count);
-    y = (xg - mean) / at::sqrt(s2 / double(count) - mean * mean + eps);
+    at::Tensor both = comm->allReduce(at::cat({s1, s2}, -1), op.axes,
+                                      describe(op) + " statistics");
+    s1 = both.narrow(-1, 0, 1);
+    s2 = both.narrow(-1, 1, 1);
   }
-  y = y.to(x.scalar_type());
-  if (op.a.affine) {
-    const auto &p = params(op);
-    bool perGroup = p[0].numel() != width;
-    y = perGroup ? y * p[0] : y.reshape(x.sizes()) * p[0];
-    if (op.kind == OpKind::LayerNorm && p.size() > 1)
-      y = y + p[1];
-  }
-  return y.reshape(x.sizes());
+  return normalize(xg, s1, s2);
 }
 
 at::Tensor Executor::rope(const Op &op, const at::Tensor &x) {
-  int64_t batch = x.size(0), seq = x.size(1), width = x.size(2);
+  int64_t seq = x.size(1), width = x.size(2);
   const OpAttrs &a = op.a;
   int64_t heads = a.numHeads;
   int64_t d = width / heads;
@@ -345,35 +403,19 @@ at::Tensor Executor::rope(const Op &op, const at::Tensor &x) {
                         .to(device);
     it = ropeTables.emplace(&op, table).first;
   }
-  at::Tensor xh = x.reshape({batch, seq, heads, d});
-  at::Tensor rotated = xh.index_select(-1, it->second.partner);
-  return (xh * it->second.cos + rotated * it->second.sin).reshape(x.sizes());
-}
-
-/// [B, S, H*d] -> [B, H, S, d]
-static at::Tensor heads(const at::Tensor &x, int64_t count) {
-  return x.reshape({x.size(0), x.size(1), count, x.size(2) / count}).transpose(1, 2);
+  const RopeTable &table = it->second;
+  return rowBlocks(x.sizes(), x.options(), [&](const RowBlock &block, at::Tensor &out) {
+    at::Tensor xh = block.of(x).reshape({block.rows, heads, d});
+    at::Tensor o = out.view({block.rows, heads, d});
+    at::mul_out(o, xh, table.cos.narrow(0, block.row, block.rows));
+    o.addcmul_(xh.index_select(-1, table.partner), table.sin.narrow(0, block.row, block.rows));
+  });
 }
 
 at::Tensor Executor::attention(const Op &op, const at::Tensor &q,
                                const at::Tensor &k, const at::Tensor &v) {
   int64_t h = op.a.numHeads;
-  // Scaling q (S x d) is cheaper than scaling the scores (S x S).
-  double scale = 1.0 / std::sqrt(double(q.size(2) / h));
-  at::Tensor qh = heads(q, h) * scale, kh = heads(k, h), vh = heads(v, h);
-  at::Tensor kt = kh.transpose(-2, -1);
-  // Score blocks of at most ~64M elements bound the memory of long sequences.
-  int64_t rows = q.size(1);
-  int64_t perRow = q.size(0) * h * k.size(1);
-  int64_t chunk = std::max<int64_t>(1, (int64_t(1) << 26) / std::max<int64_t>(1, perRow));
-  std::vector<at::Tensor> outs;
-  for (int64_t start = 0; start < rows; start += chunk) {
-    int64_t len = std::min(chunk, rows - start);
-    at::Tensor scores = at::matmul(qh.narrow(2, start, len), kt);
-    outs.push_back(at::matmul(at::softmax(scores, -1), vh));
-  }
-  at::Tensor o = outs.size() == 1 ? outs[0] : at::cat(outs, 2);
-  return o.transpose(1, 2).reshape(q.sizes());
+  return headAttention(q, k, v, h, 1.0 / std::sqrt(double(q.size(2) / h)));
 }
 
 at::Tensor Executor::ringAttention(const Op &op, const at::Tensor &q,
@@ -389,30 +431,10 @@ at::Tensor Executor::ringAttention(const Op &op, const at::Tensor &q,
   auto textPart = [&](const at::Tensor &t) {
     return t.narrow(1, prefix ? 0 : image, text);
   };
-  double scale = 1.0 / std::sqrt(double(q.size(2) / h));
-  at::Tensor qh = heads(q, h) * scale;
-  // Online softmax state per query row: running max m, running sum l, and
-  // the unnormalized output o. Each block updates it exactly.
-  at::Tensor m, l, o;
-  auto absorb = [&](const at::Tensor &kBlock, const at::Tensor &vBlock) {
-    at::Tensor scores = at::matmul(qh, heads(kBlock, h).transpose(-2, -1));
-    at::Tensor blockMax = std::get<0>(scores.max(-1, true));
-    if (!m.defined()) {
-      m = blockMax;
-      at::Tensor p = at::exp(scores - m);
-      l = p.sum(-1, true);
-      o = at::matmul(p, heads(vBlock, h));
-      return;
-    }
-    at::Tensor newMax = at::maximum(m, blockMax);
-    at::Tensor oldScale = at::exp(m - newMax);
-    at::Tensor p = at::exp(scores - newMax);
-    l = l * oldScale + p.sum(-1, true);
-    o = o * oldScale + at::matmul(p, heads(vBlock, h));
-    m = newMax;
-  };
+  // Each block updates the online-softmax state exactly (Kernels.h).
+  OnlineAttention state(q, h, 1.0 / std::sqrt(double(q.size(2) / h)));
   if (text > 0)
-    absorb(textPart(k), textPart(v));
+    state.absorb(textPart(k), textPart(v));
   // K and V image blocks travel together; the next hop's transfer runs
   // while this hop's block is absorbed.
   at::Tensor block = at::cat({imagePart(k), imagePart(v)}, -1).contiguous();
@@ -421,11 +443,11 @@ at::Tensor Executor::ringAttention(const Op &op, const at::Tensor &q,
     int handle = -1;
     if (hop + 1 < members)
       handle = comm->startShift(block, op.axes, describe(op));
-    absorb(block.narrow(-1, 0, width), block.narrow(-1, width, width));
+    state.absorb(block.narrow(-1, 0, width), block.narrow(-1, width, width));
     if (handle >= 0)
       block = comm->finishShift(handle);
   }
-  return (o / l).transpose(1, 2).reshape(q.sizes());
+  return state.result();
 }
 
 } // namespace ditc::runtime

@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <dlfcn.h>
+#include <sched.h>
+#include <sys/resource.h>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
@@ -257,7 +259,7 @@ struct StepTiming {
 
 static void printSummary(const Manifest &m, const RunOptions &options,
                          int64_t steps, const std::vector<StepTiming> &timings,
-                         double setupMs, int64_t paramBytes,
+                         double setupMs, int64_t paramBytes, int64_t threads,
                          const std::vector<std::pair<std::string, std::vector<int64_t>>>
                              &written) {
   std::set<std::string> keys;
@@ -271,8 +273,9 @@ static void printSummary(const Manifest &m, const RunOptions &options,
               (long long)steps, options.bfloat16 ? "bfloat16" : "float32",
               (long long)options.seed);
   std::printf("setup %.1f ms (rendezvous, agreement, groups, %.1f MiB of parameters "
-              "on rank 0)\n",
-              setupMs, paramBytes / 1048576.0);
+              "on rank 0; %lld intra-op thread%s)\n",
+              setupMs, paramBytes / 1048576.0, (long long)threads,
+              threads == 1 ? "" : "s");
   std::printf("%6s %10s %10s", "step", "total ms", "compute ms");
   for (const std::string &k : keys)
     std::printf(" %12s", ("comm " + k).c_str());
@@ -307,21 +310,74 @@ static void printSummary(const Manifest &m, const RunOptions &options,
   std::fflush(stdout);
 }
 
+/// The CPUs this process may run on (its affinity mask, which taskset,
+/// cgroups and Slurm narrow), or every core the host has.
+static int64_t usableCores() {
+  cpu_set_t set;
+  if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+    return CPU_COUNT(&set);
+  return std::max<int64_t>(1, int64_t(std::thread::hardware_concurrency()));
+}
+
+int64_t defaultThreads() {
+  int64_t local = 1;
+  if (const char *text = std::getenv("LOCAL_WORLD_SIZE"); text && *text)
+    local = parseIntegerFlag("environment variable LOCAL_WORLD_SIZE (ranks on "
+                             "this host)",
+                             text, 1, 1 << 20);
+  return std::max<int64_t>(1, usableCores() / local);
+}
+
+int64_t configureThreads(int64_t requested) {
+  int64_t threads = requested > 0 ? requested : defaultThreads();
+  // One pool per rank: ATen's intra-op threads run everything, the GEMM
+  // tiles included (Kernels.h), so OpenBLAS gets one thread and its own
+  // pool never spins against ATen's. No op here uses inter-op parallelism.
+  at::set_num_threads(int(threads));
+  try {
+    at::set_num_interop_threads(1);
+  } catch (const std::exception &) {
+    // Already fixed by an earlier call in this process; it is unused.
+  }
+  if (void *setter = ::dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))
+    reinterpret_cast<void (*)(int)>(setter)(1);
+  return threads;
+}
+
+/// DITC_PROFILE_OPS=1: each rank's time per op kind on stderr, costliest
+/// first, per step and as a share of the time in ops.
+static void printOpProfile(int64_t rank, const std::string &program, int64_t steps,
+                           const std::map<std::string, Executor::OpTime> &profile) {
+  if (profile.empty())
+    return;
+  std::vector<std::pair<std::string, Executor::OpTime>> rows(profile.begin(),
+                                                             profile.end());
+  std::sort(rows.begin(), rows.end(), [](const auto &a, const auto &b) {
+    return a.second.seconds > b.second.seconds;
+  });
+  double total = 0;
+  for (const auto &row : rows)
+    total += row.second.seconds;
+  std::string text = "dit-run: rank " + std::to_string(rank) + " op profile, program " +
+                     program + ", " + std::to_string(steps) + " steps\n";
+  char line[160];
+  std::snprintf(line, sizeof line, "  %-28s %12s %7s %10s\n", "op", "ms/step", "share",
+                "ops/step");
+  text += line;
+  double n = double(std::max<int64_t>(1, steps));
+  for (const auto &[name, t] : rows) {
+    std::snprintf(line, sizeof line, "  %-28s %12.2f %6.1f%% %10.1f\n", name.c_str(),
+                  1000.0 * t.seconds / n, total > 0 ? 100.0 * t.seconds / total : 0.0,
+                  double(t.count) / n);
+    text += line;
+  }
+  std::fputs(text.c_str(), stderr);
+  std::fflush(stderr);
+}
+
 void runRank(const RunOptions &options) {
   Clock::time_point start = Clock::now();
-  // The default is every core, whatever the placement: OpenBLAS partitions
-  // a GEMM by its thread count, so a count that depended on how many ranks
-  // share the host would break the bitwise equality of a cfg or pp rank
-  // with the one-rank run. --threads trades that for less oversubscription.
-  int64_t threads = options.threads;
-  if (threads <= 0)
-    threads = std::max<int64_t>(1, int64_t(std::thread::hardware_concurrency()));
-  at::set_num_threads(int(threads));
-  // OpenBLAS keeps its own thread pool (one thread per core) that
-  // at::set_num_threads does not reach; N ranks on one host would run N
-  // times too many BLAS threads. Set it too, when OpenBLAS is the BLAS.
-  if (void *setter = ::dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))
-    reinterpret_cast<void (*)(int)>(setter)(int(threads));
+  int64_t threads = configureThreads(options.threads);
 
   LoadedRank loaded = load(options); // BadInput stops here, before rendezvous
   const Manifest &m = loaded.manifest;
@@ -441,6 +497,20 @@ void runRank(const RunOptions &options) {
                   formatShape(shape).c_str(), (long long)request.seed);
   }
   std::fflush(stdout);
+  // Peak memory for the report: every rank's peak RSS and parameters, so
+  // activations and workspace are their difference.
+  std::vector<std::vector<int64_t>> memory;
+  if (!options.report.empty()) {
+    struct rusage usage {};
+    ::getrusage(RUSAGE_SELF, &usage);
+    int64_t params = 0;
+    for (auto &executor : experts)
+      params += executor->parameterBytes();
+    memory = comm.collectOnRankZero("memory", {int64_t(usage.ru_maxrss) * 1024, params});
+  }
+  for (auto &executor : experts)
+    printOpProfile(rank, executor->program().id, int64_t(timings.size()),
+                   executor->opProfile());
   if (rank != 0)
     return;
   if (!options.report.empty()) {
@@ -450,7 +520,12 @@ void runRank(const RunOptions &options) {
                              {"steps", steps},
                              {"requests", loaded.requests.size()},
                              {"dtype", options.bfloat16 ? "bfloat16" : "float32"},
-                             {"setup_ms", setupMs}};
+                             {"setup_ms", setupMs},
+                             {"threads", threads}};
+    for (const std::vector<int64_t> &m : memory) {
+      report["peak_rss_mib"].push_back(double(m[0]) / 1048576.0);
+      report["param_mib"].push_back(double(m[1]) / 1048576.0);
+    }
     for (const StepTiming &t : timings) {
       report["step_ms"].push_back(t.totalMs);
       report["comm_ms"].push_back(t.commMs);
@@ -458,7 +533,7 @@ void runRank(const RunOptions &options) {
     writeFileAtomically(options.report, report.dump(1) + "\n");
   }
   printSummary(m, options, steps, timings, setupMs,
-               experts.empty() ? 0 : experts[0]->parameterBytes(), written);
+               experts.empty() ? 0 : experts[0]->parameterBytes(), threads, written);
 }
 
 } // namespace ditc::runtime

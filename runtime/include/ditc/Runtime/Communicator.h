@@ -89,6 +89,13 @@ public:
   std::vector<at::Tensor> gatherOutput(const at::Tensor &myBlock,
                                        const std::vector<int64_t> &shape);
 
+  /// Every rank publishes `values` under `name` through the rendezvous
+  /// store; rank 0 waits (up to --timeout) for every rank's and returns
+  /// them in rank order. Other ranks return nothing. Every rank must call
+  /// it, or rank 0 waits in vain.
+  std::vector<std::vector<int64_t>> collectOnRankZero(const std::string &name,
+                                                      const std::vector<int64_t> &values);
+
   /// Seconds spent inside collectives per axis key ("tp", "ulysses+ring")
   /// since the last call; resets the counters.
   std::map<std::string, double> takeCommSeconds();

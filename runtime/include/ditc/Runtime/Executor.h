@@ -40,6 +40,15 @@ public:
 
   const Program &program() const { return prog; }
 
+  /// With DITC_PROFILE_OPS=1 in the environment, the time spent in each
+  /// kind of op (by its plan name; a call counts only its callee's ops),
+  /// and how many ran, since the executor was made. Empty otherwise.
+  struct OpTime {
+    double seconds = 0;
+    int64_t count = 0;
+  };
+  const std::map<std::string, OpTime> &opProfile() const { return profile; }
+
 private:
   std::vector<at::Tensor> runFunction(const Function &fn,
                                       std::vector<at::Tensor> values,
@@ -71,6 +80,8 @@ private:
     at::Tensor cos, sin, partner;
   };
   std::unordered_map<const Op *, RopeTable> ropeTables;
+  bool profiling;
+  std::map<std::string, OpTime> profile;
 };
 
 } // namespace ditc::runtime

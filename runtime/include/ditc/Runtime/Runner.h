@@ -19,7 +19,7 @@ struct RunOptions {
   std::string requestsFile; // optional JSONL, one request per line (Requests.h)
   std::string report;     // optional JSON of rank 0's per-step timings
   int64_t rank = 0, worldSize = 1;
-  int64_t threads = 0; // 0: every core (placement-independent)
+  int64_t threads = 0; // 0: defaultThreads()
   RendezvousOptions rendezvous;
 };
 
@@ -27,6 +27,17 @@ struct RunOptions {
 /// its programs' hashes, the world size, the text embeddings and the output
 /// folder. Throws BadInput. Also used by the launcher to fail once, early.
 void validateBeforeRendezvous(const RunOptions &options);
+
+/// Intra-op threads per rank when --threads is not given: the cores this
+/// process may use divided by the ranks that share its host
+/// (LOCAL_WORLD_SIZE, set by --nproc and torchrun; 1 when unset), at least
+/// 1. Throws BadInput for a LOCAL_WORLD_SIZE that is not a count.
+int64_t defaultThreads();
+
+/// Sets this process's threads: `requested` (or defaultThreads() for 0)
+/// intra-op threads, one inter-op thread and one OpenBLAS thread. The
+/// results do not depend on the count (Kernels.h). Returns the count.
+int64_t configureThreads(int64_t requested);
 
 /// Runs one rank. Throws BadInput (exit 2) for bad input found before the
 /// rendezvous and RunFailure (exit 1) for anything after it.

@@ -1,0 +1,73 @@
+//===- Kernels.h - GEMM and attention whose bits ignore the thread count -*- C++ -*-===//
+//
+// The executor's matrix products. On a CPU, OpenBLAS partitions a GEMM by
+// its thread count, and the rounding follows the partition: the same product
+// computed with 1 and with 2 BLAS threads differs in the last bits. These
+// kernels fix the partition instead. A product is cut into tiles whose
+// bounds depend only on its shapes; each tile is one single-threaded BLAS
+// call (the runner sets OpenBLAS to one thread), and the tiles are spread
+// over ATen's intra-op threads. So a rank computes the same bits with any
+// thread count, and a cfg or pp rank reproduces the one-rank run bit for bit
+// however many ranks share its host (docs/runtime.md, "Threads").
+//
+// On other devices the tiling buys nothing; the same functions call ATen's
+// batched operators.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DITC_RUNTIME_KERNELS_H
+#define DITC_RUNTIME_KERNELS_H
+
+#include <ATen/ATen.h>
+
+#include <functional>
+
+namespace ditc::runtime {
+
+/// y = x wᵀ + b over the last dimension of x; `b` may be undefined.
+at::Tensor tiledLinear(const at::Tensor &x, const at::Tensor &w, const at::Tensor &b);
+
+/// One block of rows of a [B, S, F] tensor (any other rank is one batch
+/// element of rows of its last dimension).
+struct RowBlock {
+  int64_t batch, row, rows;
+  /// This block's rows of t, shaped like the output up to its last dim.
+  at::Tensor of(const at::Tensor &t) const;
+  /// This block's batch element of t [B, ...] (say modulation [B, 1, W]).
+  at::Tensor batchOf(const at::Tensor &t) const;
+};
+
+/// A fresh tensor of `shape` whose fixed blocks of rows fn fills, spread
+/// over ATen's intra-op threads; each block stays in cache through a chain
+/// of element-wise ops. The blocks depend only on the shape and restart at
+/// each batch element. That matters for ops whose vectorized and scalar
+/// paths round differently (gelu, silu, fused multiply-adds): ATen splits
+/// a whole tensor at bounds that follow the thread count, and the elements
+/// past a split's last full vector take the scalar path.
+at::Tensor rowBlocks(at::IntArrayRef shape, const at::TensorOptions &options,
+                     const std::function<void(const RowBlock &, at::Tensor &out)> &fn);
+
+/// softmax(scale · q kᵀ) v per head, for q [B, Lq, H·d] and k, v [B, Lk, H·d]
+/// (views with a unit last stride are read in place); returns [B, Lq, H·d].
+at::Tensor headAttention(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
+                         int64_t heads, double scale);
+
+/// Attention over key/value blocks that arrive one at a time (ring
+/// attention), merged with an online softmax: per head and query row a
+/// running max, a running sum and an unnormalized output.
+class OnlineAttention {
+public:
+  OnlineAttention(const at::Tensor &q, int64_t heads, double scale);
+  /// Folds in one block of keys and values, [B, Lk, H·d] each.
+  void absorb(const at::Tensor &k, const at::Tensor &v);
+  /// The normalized output, [B, Lq, H·d].
+  at::Tensor result() const;
+
+private:
+  at::Tensor q; // scaled once
+  int64_t heads;
+  at::Tensor max, sum, out; // [B, H, Lq, 1], [B, H, Lq, 1], [B, Lq, H·d]
+};
+
+} // namespace ditc::runtime
+
+#endif // DITC_RUNTIME_KERNELS_H
