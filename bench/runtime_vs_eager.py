@@ -7,12 +7,11 @@ The model is models/bench-wan (a Wan-shaped DiT: 4 blocks, width 512, 8 heads,
 FFN 2048, 768 image tokens + 512 text tokens, two CFG branches), sized so a
 step takes about 0.5-2 s on this 2-core machine. Both sides use the same
 libtorch build and BLAS, the same plan, and the same threads per rank:
-cores / ranks for ATen and OpenBLAS, the efficient setting on a CPU host.
-(dit-run's default, every core per rank, buys bit-for-bit independence from
-the placement instead.) Each side's first step (dit-run) or warm-up run (the
-peer) is left out, and the two outputs must agree, so both did the same work.
-This machine's step times swing by 10-20% from run to run, so the two sides
-alternate --repeats times and the median step of each is compared.
+cores / ranks (dit-run's default; the peer gives them to ATen and OpenBLAS).
+Each side's first step (dit-run) or warm-up run (the peer) is left out, and
+the two outputs must agree, so both did the same work. This machine's step
+times swing by 10-20% from run to run, so the two sides alternate --repeats
+times and the median step of each is compared.
 
 Prints, per configuration: the median step ms of each, the ratio dit-run / eager
 (goal <= 1.0), and each side's communication share of the step.
@@ -32,13 +31,8 @@ import tempfile
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-WORKLOAD = ["--height", "256", "--width", "256", "--num-frames", "9", "--dtype", "f32"]
-CONFIGS = {
-    "one-rank": [],
-    "cfg2": ["--cfg-parallel-size", "2"],
-    "ulysses2": ["--ulysses-degree", "2"],
-    "tp2": ["--tp-size", "2"],
-}
+# The bench-wan workload and its configurations, as bench/roofline.py runs them.
+from roofline import CONFIGS, WORKLOAD  # noqa: E402
 
 
 def run(cmd):

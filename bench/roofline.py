@@ -1,0 +1,280 @@
+#!/usr/bin/python3
+"""dit-run against this machine's peak: the sgemm roofline of every bench-wan
+configuration, in one run.
+
+1. The machine's sgemm peak: libtorch's mm of two 2048 x 2048 float32
+   matrices (the same libtorch and OpenBLAS dit-run links), best of 5, with
+   1 thread and with every core.
+2. The FLOPs of one denoising step, counted from each rank's program in the
+   plan (its ops and their operand shapes), summed over ranks:
+     linear, patch embedding   2·M·N·K, plus M·N for a bias
+     attention                 4·B·H·Lq·Lk·d (the QKᵀ and PV products; Lk
+                               is the whole key sequence a ring visits)
+     element-wise ops          1 per output element (norms, modulation,
+                               residuals, activations, rope, CFG, scheduler)
+     collectives, concat, ...  0
+3. dit-run's step time (rank 0's --report, the median of the timed steps;
+   the first step is a warm-up and left out) for one rank and each 2-rank
+   configuration (cfg2, tp2, ulysses2, ring2, kv_gather2, pp2), with the
+   default threads and with each explicit --threads value from 1 to the
+   core count.
+
+Prints per run the step time, whole-step GFLOP/s (the FLOPs of every rank
+over the step time), the fraction of the all-core peak, and the memory
+ratio (the largest over ranks of peak RSS minus parameters, from --report,
+over the plan's activation_bytes for that rank), and per configuration how
+the default compares with the best explicit --threads.
+Every output is checked against the one-rank default run: identical bytes
+for one-rank, cfg2 and pp2 at any thread count (docs/runtime.md, "Threads"),
+and at most 1e-5 max relative error for the others. A mismatch exits 1.
+
+Usage: bench/roofline.py [--build build] [--steps 3] [--configs one-rank,cfg2,...]
+                         [--json FILE]
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MODEL = "bench-wan"
+WORKLOAD = ["--height", "256", "--width", "256", "--num-frames", "9", "--dtype", "f32"]
+CONFIGS = {
+    "one-rank": [],
+    "cfg2": ["--cfg-parallel-size", "2"],
+    "tp2": ["--tp-size", "2"],
+    "ulysses2": ["--ulysses-degree", "2"],
+    "ring2": ["--ring-degree", "2"],
+    "kv_gather2": ["--kv-gather-degree", "2"],
+    "pp2": ["--pp-size", "2"],
+}
+# The same computation placed elsewhere: the bytes must not change.
+BITWISE = {"one-rank", "cfg2", "pp2"}
+TOLERANCE = 1e-5
+ELEMENTWISE = {
+    "dit.layer_norm", "dit.rms_norm", "dit.modulate", "dit.residual_add",
+    "dit.activation", "dit.rope", "dit.cfg_combine", "dit.scheduler_step",
+}
+
+
+def numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def function_flops(program, fn, axis_sizes):
+    """FLOPs of one run of `fn` (a program's step or one of its functions)."""
+    shapes = [v["shape"] for v in fn["values"]]
+    total = 0
+    for op in fn["ops"]:
+        kind, attrs = op["op"], op.get("attrs", {})
+        ins = [shapes[i] for i in op.get("in", [])]
+        outs = [shapes[i] for i in op.get("out", [])]
+        params = [p["shape"] for p in op.get("params", [])]
+        if kind == "call":
+            total += function_flops(program, program["functions"][op["callee"]],
+                                    axis_sizes)
+        elif kind in ("dit.linear", "dit.patch_embed"):
+            # A tp rank holds a slice of the weight: take N and K from the
+            # operand and result, not from the parameter's full shape.
+            m, k, n = numel(ins[0][:-1]), ins[0][-1], outs[0][-1]
+            total += 2 * m * n * k + (m * n if len(params) > 1 else 0)
+        elif kind == "dit.timestep_embedding":
+            # sinusoid -> linear -> silu -> linear, on [B, freq_dim].
+            m = numel(ins[0])
+            matrices = [p for p in params if len(p) == 2]
+            for n, k in matrices:
+                total += 2 * m * n * k + m * n
+            total += m * matrices[0][0]
+        elif kind == "dit.adaln_modulation":
+            if attrs.get("table"):
+                total += numel(outs[0])
+            else:
+                m, k, n = numel(ins[0][:-1]), ins[0][-1], numel(outs[0][1:])
+                total += numel(ins[0]) + 2 * m * n * k + m * n
+        elif kind == "dit.attention":
+            heads, d = attrs["num_heads"], attrs["head_dim"]
+            q = ins[0]
+            batch, lq = q[0], q[1]
+            lk = ins[1][1] if len(ins) > 1 else lq
+            ring = attrs.get("ring_axis_name")
+            if ring:
+                # The ring visits every member's image block; text rows once.
+                text = attrs.get("text_tokens", 0)
+                lk = text + (lk - text) * axis_sizes[ring]
+            total += 4 * batch * heads * lq * lk * d
+        elif kind in ELEMENTWISE:
+            total += numel(outs[0])
+    return total
+
+
+def activation_bytes(plan):
+    """Each rank's per-step activation bytes, as the plan states them."""
+    with open(os.path.join(plan, "manifest.json")) as f:
+        manifest = json.load(f)
+    per_program = {p["id"]: p["per_step"]["activation_bytes"]
+                   for p in manifest["programs"]}
+    return [per_program.get(r.get("program"), 0) for r in manifest["ranks"]]
+
+
+def plan_flops(plan):
+    """FLOPs of one step summed over every rank, and per rank."""
+    with open(os.path.join(plan, "manifest.json")) as f:
+        manifest = json.load(f)
+    axis_sizes = {a["name"]: a["size"] for a in manifest["mesh"]["axes"]}
+    files = {p["id"]: p["file"] for p in manifest["programs"]}
+    per_rank = []
+    for entry in manifest["ranks"]:
+        flops = 0
+        if entry.get("program"):
+            with open(os.path.join(plan, files[entry["program"]])) as f:
+                program = json.load(f)
+            flops = function_flops(program, program, axis_sizes)
+        per_rank.append(flops)
+    return sum(per_rank), per_rank
+
+
+def sgemm_peak(threads, n=2048, repeats=5):
+    """libtorch's mm of two n x n float32 matrices, in GFLOP/s, with
+    `threads` ATen and OpenBLAS threads (OpenBLAS keeps its own pool)."""
+    import torch
+    from eager_peer import set_blas_threads
+    torch.set_num_threads(threads)
+    set_blas_threads(threads)
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    torch.mm(a, b)
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        torch.mm(a, b)
+        best = min(best, time.perf_counter() - start)
+    return 2 * n ** 3 / best / 1e9
+
+
+def run(cmd, env=None):
+    result = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if result.returncode != 0:
+        sys.exit(f"failed ({result.returncode}): {' '.join(cmd)}\n{result.stderr[-2000:]}")
+    return result.stdout
+
+
+def load_average():
+    try:
+        return os.getloadavg()
+    except OSError:
+        return (float("nan"),) * 3
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--steps", type=int, default=3, help="timed steps per run")
+    parser.add_argument("--configs", default=",".join(CONFIGS))
+    parser.add_argument("--json", help="also write every figure to this file")
+    args = parser.parse_args()
+    configs = args.configs.split(",")
+    for name in configs:
+        if name not in CONFIGS:
+            sys.exit(f"--configs: unknown configuration '{name}'; known: "
+                     f"{', '.join(CONFIGS)}")
+    if configs[0] != "one-rank":
+        configs.insert(0, "one-rank")  # every output is checked against it
+    ditc = os.path.join(args.build, "bin", "ditc")
+    dit_run = os.path.join(args.build, "bin", "dit-run")
+    cores = len(os.sched_getaffinity(0))
+
+    load = load_average()
+    peaks = {t: sgemm_peak(t) for t in sorted({1, cores})}
+    peak = peaks[cores]
+    print(f"{MODEL} {' '.join(WORKLOAD)}, float32, {cores} cores, load average "
+          f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    print("sgemm peak (libtorch mm 2048^3): " +
+          ", ".join(f"{peaks[t]:.1f} GFLOP/s with {t} thread{'s' if t > 1 else ''}"
+                    for t in peaks))
+    print(f"fraction = whole-step GFLOP/s summed over ranks / {peak:.1f} "
+          f"(the all-core peak); step = median of {args.steps} timed steps")
+    print("memory = max over ranks of (peak RSS - parameters) / the plan's "
+          "activation_bytes (goal <= 1.5)")
+    print(f"{'config':11} {'ranks':>5} {'GFLOP':>7} {'threads':>8} {'step ms':>9} "
+          f"{'GFLOP/s':>8} {'of peak':>8} {'memory':>7} {'max rel diff':>13}")
+    sys.stdout.flush()
+
+    work = tempfile.mkdtemp(prefix="ditc-roofline-")
+    results = {"load_average": load, "cores": cores,
+               "sgemm_peak_gflops": {str(t): p for t, p in peaks.items()},
+               "runs": []}
+    reference = None
+    failed = False
+    try:
+        for name in configs:
+            plan = os.path.join(work, name)
+            run([ditc, "compile", MODEL, *WORKLOAD, *CONFIGS[name], "-o", plan])
+            flops, _ = plan_flops(plan)
+            activations = activation_bytes(plan)
+            with open(os.path.join(plan, "manifest.json")) as f:
+                ranks = json.load(f)["mesh"]["num_gpus"]
+            times = {}
+            for threads in ["default"] + [str(t) for t in range(1, cores + 1)]:
+                out = os.path.join(work, f"{name}.{threads}.npy")
+                report = os.path.join(work, f"{name}.{threads}.json")
+                cmd = [dit_run, plan, "--nproc", str(ranks), "--output", out,
+                       "--steps", str(args.steps + 1), "--report", report]
+                if threads != "default":
+                    cmd += ["--threads", threads]
+                run(cmd)
+                with open(report) as f:
+                    timing = json.load(f)
+                step_ms = statistics.median(timing["step_ms"][1:])
+                times[threads] = step_ms
+                latents = np.load(out)
+                if reference is None:
+                    reference = latents
+                diff = float(np.max(np.abs(latents.astype(np.float64) - reference)) /
+                             np.max(np.abs(reference)))
+                ok = (latents.tobytes() == reference.tobytes() if name in BITWISE
+                      else diff <= TOLERANCE)
+                gflops = flops / step_ms / 1e6
+                memory = max((rss - params) * 2 ** 20 / act
+                              for rss, params, act in zip(timing["peak_rss_mib"],
+                                                          timing["param_mib"], activations)
+                              if act > 0)
+                label = f"{threads} ({timing['threads']})" if threads == "default" \
+                    else threads
+                print(f"{name:11} {ranks:>5} {flops / 1e9:>7.1f} {label:>8} "
+                      f"{step_ms:>9.1f} {gflops:>8.1f} {100 * gflops / peak:>7.1f}% "
+                      f"{memory:>7.1f} {diff:>13.2e}{'' if ok else '  MISMATCH'}")
+                sys.stdout.flush()
+                failed |= not ok
+                results["runs"].append({
+                    "config": name, "ranks": ranks, "flops": flops,
+                    "threads": threads, "threads_used": timing["threads"],
+                    "step_ms": step_ms, "gflops": gflops,
+                    "fraction_of_peak": gflops / peak, "max_rel_diff": diff,
+                    "peak_rss_mib": timing["peak_rss_mib"],
+                    "param_mib": timing["param_mib"], "activation_bytes": activations,
+                    "ok": ok})
+            best = min(v for k, v in times.items() if k != "default")
+            print(f"{'':11} default / best explicit --threads: "
+                  f"{times['default'] / best:.2f} (goal <= 1.05)")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    end = load_average()
+    print(f"load average at the end: {end[0]:.2f} {end[1]:.2f} {end[2]:.2f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    if failed:
+        sys.exit("some outputs disagree with the one-rank run (MISMATCH above)")
+
+
+if __name__ == "__main__":
+    main()
