@@ -13,8 +13,9 @@ configuration, in one run.
      element-wise ops          1 per output element (norms, modulation,
                                residuals, activations, rope, CFG, scheduler)
      collectives, concat, ...  0
-3. dit-run's step time (rank 0's --report, the median of the timed steps;
-   the first step is a warm-up and left out) for one rank and each 2-rank
+3. dit-run's step time (rank 0's --report, the median of the timed steps
+   of --repeats runs that alternate the thread settings; each run's first
+   step is a warm-up and left out) for one rank and each 2-rank
    configuration (cfg2, tp2, ulysses2, ring2, kv_gather2, pp2), with the
    default threads and with each explicit --threads value from 1 to the
    core count.
@@ -28,8 +29,8 @@ Every output is checked against the one-rank default run: identical bytes
 for one-rank, cfg2 and pp2 at any thread count (docs/runtime.md, "Threads"),
 and at most 1e-5 max relative error for the others. A mismatch exits 1.
 
-Usage: bench/roofline.py [--build build] [--steps 3] [--configs one-rank,cfg2,...]
-                         [--json FILE]
+Usage: bench/roofline.py [--build build] [--steps 3] [--repeats 2]
+                         [--configs one-rank,cfg2,...] [--json FILE]
 """
 import argparse
 import json
@@ -178,6 +179,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--steps", type=int, default=3, help="timed steps per run")
+    parser.add_argument("--repeats", type=int, default=2,
+                        help="runs per configuration and thread setting, alternating")
     parser.add_argument("--configs", default=",".join(CONFIGS))
     parser.add_argument("--json", help="also write every figure to this file")
     args = parser.parse_args()
@@ -201,7 +204,8 @@ def main():
           ", ".join(f"{peaks[t]:.1f} GFLOP/s with {t} thread{'s' if t > 1 else ''}"
                     for t in peaks))
     print(f"fraction = whole-step GFLOP/s summed over ranks / {peak:.1f} "
-          f"(the all-core peak); step = median of {args.steps} timed steps")
+          f"(the all-core peak); step = median of {args.repeats} alternating runs "
+          f"of {args.steps} timed steps")
     print("memory = max over ranks of (peak RSS - parameters) / the plan's "
           "activation_bytes (goal <= 1.5)")
     print(f"{'config':11} {'ranks':>5} {'GFLOP':>7} {'threads':>8} {'step ms':>9} "
@@ -222,26 +226,37 @@ def main():
             activations = activation_bytes(plan)
             with open(os.path.join(plan, "manifest.json")) as f:
                 ranks = json.load(f)["mesh"]["num_gpus"]
+            settings = ["default"] + [str(t) for t in range(1, cores + 1)]
+            steps = {t: [] for t in settings}
+            diffs = {t: 0.0 for t in settings}
+            oks = {t: True for t in settings}
+            timings = {}
+            # The settings alternate, so a drift in the machine's load
+            # reaches all of them alike.
+            for _ in range(args.repeats):
+                for threads in settings:
+                    out = os.path.join(work, f"{name}.{threads}.npy")
+                    report = os.path.join(work, f"{name}.{threads}.json")
+                    cmd = [dit_run, plan, "--nproc", str(ranks), "--output", out,
+                           "--steps", str(args.steps + 1), "--report", report]
+                    if threads != "default":
+                        cmd += ["--threads", threads]
+                    run(cmd)
+                    with open(report) as f:
+                        timings[threads] = json.load(f)
+                    steps[threads] += timings[threads]["step_ms"][1:]
+                    latents = np.load(out)
+                    if reference is None:
+                        reference = latents
+                    diff = float(np.max(np.abs(latents.astype(np.float64) - reference)) /
+                                 np.max(np.abs(reference)))
+                    diffs[threads] = max(diffs[threads], diff)
+                    oks[threads] &= (latents.tobytes() == reference.tobytes()
+                                     if name in BITWISE else diff <= TOLERANCE)
             times = {}
-            for threads in ["default"] + [str(t) for t in range(1, cores + 1)]:
-                out = os.path.join(work, f"{name}.{threads}.npy")
-                report = os.path.join(work, f"{name}.{threads}.json")
-                cmd = [dit_run, plan, "--nproc", str(ranks), "--output", out,
-                       "--steps", str(args.steps + 1), "--report", report]
-                if threads != "default":
-                    cmd += ["--threads", threads]
-                run(cmd)
-                with open(report) as f:
-                    timing = json.load(f)
-                step_ms = statistics.median(timing["step_ms"][1:])
-                times[threads] = step_ms
-                latents = np.load(out)
-                if reference is None:
-                    reference = latents
-                diff = float(np.max(np.abs(latents.astype(np.float64) - reference)) /
-                             np.max(np.abs(reference)))
-                ok = (latents.tobytes() == reference.tobytes() if name in BITWISE
-                      else diff <= TOLERANCE)
+            for threads in settings:
+                timing = timings[threads]
+                step_ms = times[threads] = statistics.median(steps[threads])
                 gflops = flops / step_ms / 1e6
                 memory = max((rss - params) * 2 ** 20 / act
                               for rss, params, act in zip(timing["peak_rss_mib"],
@@ -249,16 +264,19 @@ def main():
                               if act > 0)
                 label = f"{threads} ({timing['threads']})" if threads == "default" \
                     else threads
+                ok = oks[threads]
                 print(f"{name:11} {ranks:>5} {flops / 1e9:>7.1f} {label:>8} "
                       f"{step_ms:>9.1f} {gflops:>8.1f} {100 * gflops / peak:>7.1f}% "
-                      f"{memory:>7.1f} {diff:>13.2e}{'' if ok else '  MISMATCH'}")
+                      f"{memory:>7.1f} {diffs[threads]:>13.2e}"
+                      f"{'' if ok else '  MISMATCH'}")
                 sys.stdout.flush()
                 failed |= not ok
                 results["runs"].append({
                     "config": name, "ranks": ranks, "flops": flops,
                     "threads": threads, "threads_used": timing["threads"],
-                    "step_ms": step_ms, "gflops": gflops,
-                    "fraction_of_peak": gflops / peak, "max_rel_diff": diff,
+                    "step_ms": step_ms, "all_step_ms": steps[threads],
+                    "gflops": gflops, "fraction_of_peak": gflops / peak,
+                    "max_rel_diff": diffs[threads],
                     "peak_rss_mib": timing["peak_rss_mib"],
                     "param_mib": timing["param_mib"], "activation_bytes": activations,
                     "ok": ok})
