@@ -10,9 +10,9 @@ namespace ditc::runtime {
 
 namespace {
 // Tile bounds depend only on shapes (never on the thread count). 256 x 256
-// output tiles cost about 4% of single-thread sgemm throughput against one
-// whole call on this project's CPUs (K = 512 and 2048), and leave a
-// Wan-sized layer (768 tokens, width 512) six tiles, an even count.
+// output tiles cost 3-8% of single-thread sgemm throughput against one
+// whole call on this project's CPUs (M = 768, K = 512 and 2048), and leave
+// a Wan-sized layer (768 tokens, width 512) six tiles, an even count.
 constexpr int64_t kTileRows = 256, kTileCols = 256;
 // Elements per row block of element-wise ops: 256 KiB of float32, so a
 // block, its operands and its temporaries stay in a core's L2 cache, and
