@@ -81,12 +81,67 @@ FailureOr<MeshInfo> readMeshInfo(ModuleOp module) {
 
 namespace {
 
+/// Sets `dit.mesh` from the `degrees` option's `axis=size` entries. Every bad
+/// entry is reported, each naming itself, so one run shows all of them.
+LogicalResult setMeshDegrees(ModuleOp module, ArrayRef<std::string> entries) {
+  for (StringRef name : {dit::DitDialect::kMeshAttrName,
+                         dit::DitDialect::kDeploymentAttrName})
+    if (Attribute existing = module->getAttr(name))
+      return module.emitError()
+             << "degrees option given, but the module already has '" << name
+             << "' = " << existing
+             << "; drop the option or the attribute, not both";
+  std::array<int64_t, 7> degrees;
+  degrees.fill(1);
+  std::array<bool, 7> seen{};
+  bool ok = true;
+  for (StringRef entry : entries) {
+    auto [name, value] = entry.split('=');
+    name = name.trim();
+    value = value.trim();
+    std::optional<Axis> axis = axisFromName(name.str());
+    int64_t size = 0;
+    if (!entry.contains('=')) {
+      module.emitError() << "degrees entry '" << entry
+                         << "' is not axis=size (e.g. tp=2)";
+      ok = false;
+    } else if (!axis) {
+      module.emitError() << "degrees entry '" << entry
+                         << "' names no mesh axis; expected one of dp, cfg, "
+                            "pp, ring, kv_gather, ulysses, tp";
+      ok = false;
+    } else if (value.getAsInteger(10, size) || size < 1) {
+      module.emitError() << "degrees entry '" << entry << "' has size '"
+                         << value << "'; expected a positive integer";
+      ok = false;
+    } else if (seen[size_t(*axis)]) {
+      module.emitError() << "degrees entry '" << entry << "' names axis '"
+                         << name << "' a second time; give each axis once";
+      ok = false;
+    } else {
+      seen[size_t(*axis)] = true;
+      degrees[size_t(*axis)] = size;
+    }
+  }
+  if (!ok)
+    return failure();
+  auto at = [&](Axis axis) { return degrees[size_t(axis)]; };
+  module->setAttr(dit::DitDialect::kMeshAttrName,
+                  dit::MeshAttr::get(module.getContext(), at(Axis::DP),
+                                     at(Axis::CFG), at(Axis::PP),
+                                     at(Axis::Ring), at(Axis::KVGather),
+                                     at(Axis::Ulysses), at(Axis::TP)));
+  return success();
+}
+
 struct MeshLayoutPass : impl::MeshLayoutBase<MeshLayoutPass> {
   using MeshLayoutBase::MeshLayoutBase;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *context = &getContext();
+    if (!degrees.empty() && failed(setMeshDegrees(module, degrees)))
+      return signalPassFailure();
     Deployment deployment = deploymentFromModule(module);
     std::vector<Axis> order = deployment.meshOrder;
     if (!meshOrder.empty()) {

@@ -8,11 +8,17 @@ namespace ditc {
 
 void buildPartitionPipeline(mlir::OpPassManager &pm,
                             const PartitionOptions &options) {
-  if (options.checkLegality)
-    pm.addPass(createCheckLegality());
   MeshLayoutOptions layout;
   layout.meshOrder.assign(options.meshOrder.begin(), options.meshOrder.end());
-  pm.addPass(createMeshLayout(layout));
+  layout.degrees.assign(options.degrees.begin(), options.degrees.end());
+  // The layout sets dit.mesh from `degrees`; the check must see that mesh.
+  bool layoutFirst = !options.degrees.empty();
+  if (layoutFirst)
+    pm.addPass(createMeshLayout(layout));
+  if (options.checkLegality)
+    pm.addPass(createCheckLegality());
+  if (!layoutFirst)
+    pm.addPass(createMeshLayout(layout));
   pm.addPass(createPropagateSharding());
   pm.addPass(createInsertCollectives());
   pm.addPass(createSplitStages());

@@ -2,6 +2,19 @@
 // axis's groups computed once.
 // RUN: dit-opt %s -split-input-file --dit-mesh-layout | FileCheck %s
 // RUN: dit-opt %s -split-input-file --dit-mesh-layout="mesh-order=tp,ulysses,ring,kv_gather,pp,cfg,dp" | FileCheck %s --check-prefix=ORDER
+// `degrees` sets dit.mesh on a module without one, then lays it out exactly
+// as the first case below.
+// RUN: echo 'module {}' | dit-opt --dit-mesh-layout="degrees=cfg=2,tp=2" | FileCheck %s --check-prefix=DEGREES
+// RUN: echo 'module {}' | dit-opt --dit-mesh-layout="degrees=tp=2,cfg=2 mesh-order=tp,ulysses,ring,kv_gather,pp,cfg,dp" | FileCheck %s --check-prefix=DEGREES-ORDER
+// DEGREES-LABEL: module attributes
+// DEGREES-SAME: cfg = {{\[\[}}0, 2], [1, 3]]
+// DEGREES-SAME: tp = {{\[\[}}0, 1], [2, 3]]
+// DEGREES-SAME: dit.mesh = #dit.mesh<cfg = 2, tp = 2>
+// DEGREES: shard.grid @mesh(shape = 1x2x1x1x1x1x2)
+// DEGREES-ORDER-LABEL: module attributes
+// DEGREES-ORDER-SAME: cfg = {{\[\[}}0, 1], [2, 3]]
+// DEGREES-ORDER-SAME: dit.mesh = #dit.mesh<cfg = 2, tp = 2>
+// DEGREES-ORDER: shard.grid @mesh(shape = 2x1x1x1x1x2x1)
 
 // cfg 2 x tp 2: TP contiguous, CFG outermost.
 // CHECK-LABEL: module attributes

@@ -58,6 +58,15 @@ def MeshLayout : Pass<"dit-mesh-layout", "::mlir::ModuleOp"> {
     overrides it. Replicas given as explicit rank lists keep their ranks;
     the layout applies inside each replica.
 
+    `degrees` sets the module's `dit.mesh` before the layout, as a
+    comma-separated list of `axis=size` entries, e.g.
+    `--dit-mesh-layout="degrees=tp=2,ulysses=2"`; axes left out have size 1.
+    It is for modules that carry no placement yet (`ditc import` output,
+    hand-written tests): a module that already has `dit.mesh` or
+    `dit.deployment` is refused rather than silently overridden. An entry
+    naming an unknown axis, an axis twice, or a size that is not a positive
+    integer is an error naming the entry.
+
     Input: `module attributes {dit.mesh = #dit.mesh<cfg = 2, tp = 2>}`
 
     Output:
@@ -75,7 +84,11 @@ def MeshLayout : Pass<"dit-mesh-layout", "::mlir::ModuleOp"> {
   let options = [
     ListOption<"meshOrder", "mesh-order", "::mlir::dit::MeshAxis",
                "Mesh axes outermost first (a permutation of dp, cfg, pp, ring, "
-               "kv_gather, ulysses, tp)">
+               "kv_gather, ulysses, tp)">,
+    ListOption<"degrees", "degrees", "std::string",
+               "Parallel degrees to set as the module's dit.mesh before the "
+               "layout, as axis=size entries (e.g. tp=2,ulysses=2); refused "
+               "when the module already has dit.mesh or dit.deployment">
   ];
   let dependentDialects = ["::mlir::dit::DitDialect", "::mlir::shard::ShardDialect"];
 }

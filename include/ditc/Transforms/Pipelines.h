@@ -17,6 +17,11 @@ struct PartitionOptions : mlir::PassPipelineOptions<PartitionOptions> {
       llvm::cl::desc("Mesh axes outermost first (a permutation of dp, cfg, "
                      "pp, ring, kv_gather, ulysses, tp); empty keeps the "
                      "deployment's order")};
+  ListOption<std::string> degrees{
+      *this, "degrees",
+      llvm::cl::desc("Parallel degrees to set as the module's dit.mesh, as "
+                     "axis=size entries (e.g. tp=2,ulysses=2); forwarded to "
+                     "dit-mesh-layout")};
   Option<bool> checkLegality{
       *this, "check-legality",
       llvm::cl::desc("Run dit-check-legality first, so an illegal "
@@ -26,7 +31,9 @@ struct PartitionOptions : mlir::PassPipelineOptions<PartitionOptions> {
 };
 
 /// [legality check ->] mesh layout -> sharding propagation -> collective insertion -> stage
-/// split -> role lowering -> collective verification.
+/// split -> role lowering -> collective verification. With `degrees`, the
+/// mesh layout runs before the legality check, so that the check judges the
+/// mesh the option sets (the check reads `dit.mesh`, never the grid).
 void buildPartitionPipeline(mlir::OpPassManager &pm,
                             const PartitionOptions &options);
 
