@@ -26,8 +26,6 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 # so bad-input tests pin exit code 2 rather than just "non-zero".
 config.substitutions.append(
     ("%expect-exit", os.path.join(config.test_source_root, "expect-exit.sh")))
-config.substitutions.append(
-    ("%add-mesh", os.path.join(config.test_source_root, "add-mesh.sh")))
 # The NumPy reference executor runs on Debian's python3 (python3-numpy).
 config.substitutions.append(("%numpy-python", "/usr/bin/python3"))
 config.substitutions.append(("%models", os.path.join(config.ditc_src_root, "models")))

@@ -2,15 +2,15 @@
 // the combinations the partitioner must compose.
 // RUN: ditc import tiny-wan --height 128 --width 128 --num-frames 5 --dtype f32 -o %t.wan.mlir
 // RUN: ditc import tiny-flux --height 128 --width 128 --dtype f32 -o %t.flux.mlir
-// RUN: %add-mesh "tp = 2" %t.wan.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives | FileCheck %s --check-prefix=TP
-// RUN: %add-mesh "ulysses = 2" %t.wan.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives | FileCheck %s --check-prefix=ULYSSES
-// RUN: %add-mesh "ring = 2" %t.wan.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives | FileCheck %s --check-prefix=RING
-// RUN: %add-mesh "kv_gather = 2" %t.wan.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives | FileCheck %s --check-prefix=KV
-// RUN: %add-mesh "cfg = 2" %t.wan.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives | FileCheck %s --check-prefix=CFG
-// RUN: %add-mesh "cfg = 2, tp = 2" %t.wan.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives | FileCheck %s --check-prefix=CFGTP
-// RUN: %add-mesh "cfg = 2, ulysses = 2" %t.wan.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives | FileCheck %s --check-prefix=CFGU
-// RUN: %add-mesh "ulysses = 2, tp = 2" %t.flux.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives | FileCheck %s --check-prefix=FLUXTPU
-// RUN: %add-mesh "ring = 2, ulysses = 2" %t.flux.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives | FileCheck %s --check-prefix=FLUXUR
+// RUN: dit-opt %t.wan.mlir --dit-mesh-layout="degrees=tp=2" --dit-propagate-sharding --dit-insert-collectives | FileCheck %s --check-prefix=TP
+// RUN: dit-opt %t.wan.mlir --dit-mesh-layout="degrees=ulysses=2" --dit-propagate-sharding --dit-insert-collectives | FileCheck %s --check-prefix=ULYSSES
+// RUN: dit-opt %t.wan.mlir --dit-mesh-layout="degrees=ring=2" --dit-propagate-sharding --dit-insert-collectives | FileCheck %s --check-prefix=RING
+// RUN: dit-opt %t.wan.mlir --dit-mesh-layout="degrees=kv_gather=2" --dit-propagate-sharding --dit-insert-collectives | FileCheck %s --check-prefix=KV
+// RUN: dit-opt %t.wan.mlir --dit-mesh-layout="degrees=cfg=2" --dit-propagate-sharding --dit-insert-collectives | FileCheck %s --check-prefix=CFG
+// RUN: dit-opt %t.wan.mlir --dit-mesh-layout="degrees=cfg=2,tp=2" --dit-propagate-sharding --dit-insert-collectives | FileCheck %s --check-prefix=CFGTP
+// RUN: dit-opt %t.wan.mlir --dit-mesh-layout="degrees=cfg=2,ulysses=2" --dit-propagate-sharding --dit-insert-collectives | FileCheck %s --check-prefix=CFGU
+// RUN: dit-opt %t.flux.mlir --dit-mesh-layout="degrees=ulysses=2,tp=2" --dit-propagate-sharding --dit-insert-collectives | FileCheck %s --check-prefix=FLUXTPU
+// RUN: dit-opt %t.flux.mlir --dit-mesh-layout="degrees=ring=2,ulysses=2" --dit-propagate-sharding --dit-insert-collectives | FileCheck %s --check-prefix=FLUXUR
 
 // Tensor parallel: the latents arrive as patch tokens; every row-parallel linear is
 // followed by an all-reduce over the tp grid axis (6).

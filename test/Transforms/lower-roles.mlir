@@ -1,9 +1,9 @@
 // dit-lower-roles: one program per (stage, cfg) role, and a rank table.
 // RUN: ditc import tiny-wan --height 128 --width 128 --num-frames 5 --dtype f32 -o %t.wan.mlir
-// RUN: %add-mesh "pp = 2, cfg = 2" %t.wan.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives --dit-split-stages --dit-lower-roles | FileCheck %s --check-prefix=PPCFG
-// RUN: %add-mesh "cfg = 2, tp = 2" %t.wan.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives --dit-lower-roles | FileCheck %s --check-prefix=CFGTP
-// RUN: %add-mesh "tp = 2" %t.wan.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives --dit-lower-roles | FileCheck %s --check-prefix=ONE
-// RUN: %add-mesh "dp = 2" %t.wan.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives --dit-lower-roles | FileCheck %s --check-prefix=DP
+// RUN: dit-opt %t.wan.mlir --dit-mesh-layout="degrees=pp=2,cfg=2" --dit-propagate-sharding --dit-insert-collectives --dit-split-stages --dit-lower-roles | FileCheck %s --check-prefix=PPCFG
+// RUN: dit-opt %t.wan.mlir --dit-mesh-layout="degrees=cfg=2,tp=2" --dit-propagate-sharding --dit-insert-collectives --dit-lower-roles | FileCheck %s --check-prefix=CFGTP
+// RUN: dit-opt %t.wan.mlir --dit-mesh-layout="degrees=tp=2" --dit-propagate-sharding --dit-insert-collectives --dit-lower-roles | FileCheck %s --check-prefix=ONE
+// RUN: dit-opt %t.wan.mlir --dit-mesh-layout="degrees=dp=2" --dit-propagate-sharding --dit-insert-collectives --dit-lower-roles | FileCheck %s --check-prefix=DP
 
 // pp 2 x cfg 2: cfg is outermost, so ranks 0, 1 carry branch 0 through
 // stages 0 and 1 (roles 0 and 2), ranks 2, 3 carry branch 1.
@@ -47,6 +47,6 @@
 
 // The rank table follows a mesh order given to the pass: with cfg
 // outermost, ranks 0-3 run branch 0 and 4-7 branch 1, like the cfg groups.
-// RUN: %add-mesh "dp = 2, cfg = 2, tp = 2" %t.wan.mlir | dit-opt --dit-mesh-layout="mesh-order=cfg,tp,dp,pp,ring,kv_gather,ulysses" --dit-propagate-sharding --dit-insert-collectives --dit-lower-roles --dit-verify-collectives | FileCheck %s --check-prefix=ORDER
+// RUN: dit-opt %t.wan.mlir --dit-mesh-layout="degrees=dp=2,cfg=2,tp=2 mesh-order=cfg,tp,dp,pp,ring,kv_gather,ulysses" --dit-propagate-sharding --dit-insert-collectives --dit-lower-roles --dit-verify-collectives | FileCheck %s --check-prefix=ORDER
 // ORDER: cfg = {{\[\[}}0, 4], [2, 6], [1, 5], [3, 7]]
 // ORDER: dit.rank_roles = array<i64: 0, 0, 0, 0, 1, 1, 1, 1>

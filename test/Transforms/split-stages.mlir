@@ -1,12 +1,12 @@
 // dit-split-stages: blocks to stages, send/recv for values that cross.
 // RUN: ditc import tiny-wan --height 128 --width 128 --num-frames 5 --dtype f32 -o %t.wan.mlir
 // RUN: ditc import tiny-flux --height 128 --width 128 --dtype f32 -o %t.flux.mlir
-// RUN: %add-mesh "pp = 2" %t.wan.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives --dit-split-stages | FileCheck %s --check-prefix=PP
-// RUN: %add-mesh "pp = 2, ulysses = 2, tp = 2" %t.wan.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives --dit-split-stages | FileCheck %s --check-prefix=PPTPU
-// RUN: %add-mesh "pp = 4" %t.flux.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives --dit-split-stages | FileCheck %s --check-prefix=PP4
+// RUN: dit-opt %t.wan.mlir --dit-mesh-layout="degrees=pp=2" --dit-propagate-sharding --dit-insert-collectives --dit-split-stages | FileCheck %s --check-prefix=PP
+// RUN: dit-opt %t.wan.mlir --dit-mesh-layout="degrees=pp=2,ulysses=2,tp=2" --dit-propagate-sharding --dit-insert-collectives --dit-split-stages | FileCheck %s --check-prefix=PPTPU
+// RUN: dit-opt %t.flux.mlir --dit-mesh-layout="degrees=pp=4" --dit-propagate-sharding --dit-insert-collectives --dit-split-stages | FileCheck %s --check-prefix=PP4
 // A hand-edited dit.block that moves an op of block 0 to block 1, ahead of
 // the block-0 ops that read it, is a diagnostic, not a broken stage.
-// RUN: %add-mesh "pp = 2" %t.wan.mlir | sed '0,/dit.block = 0 : i64/s//dit.block = 1 : i64/' | not dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives --dit-split-stages -o /dev/null 2>&1 | FileCheck %s --check-prefix=ORDER
+// RUN: sed '0,/dit.block = 0 : i64/s//dit.block = 1 : i64/' %t.wan.mlir | not dit-opt --dit-mesh-layout="degrees=pp=2" --dit-propagate-sharding --dit-insert-collectives --dit-split-stages -o /dev/null 2>&1 | FileCheck %s --check-prefix=ORDER
 // ORDER: error: runs on pipeline stage 0 but reads a value computed on stage 1: its 'dit.block' is out of step with the data flow
 
 // Two blocks on two stages: block 0 (with the embeddings) on stage 0, block

@@ -1,7 +1,7 @@
 // dit-verify-collectives: whole pipelines verify; a planted mismatch is a
 // compile error naming the op.
 // RUN: ditc import tiny-wan --height 128 --width 128 --num-frames 5 --dtype f32 -o %t.wan.mlir
-// RUN: %add-mesh "pp = 2, cfg = 2, ulysses = 2" %t.wan.mlir | dit-opt --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives --dit-split-stages --dit-lower-roles --dit-verify-collectives -o /dev/null
+// RUN: dit-opt %t.wan.mlir --dit-mesh-layout="degrees=pp=2,cfg=2,ulysses=2" --dit-propagate-sharding --dit-insert-collectives --dit-split-stages --dit-lower-roles --dit-verify-collectives -o /dev/null
 // RUN: dit-opt %s -split-input-file -verify-diagnostics --dit-verify-collectives
 
 // The two cfg ranks gather predictions of different shapes.
