@@ -60,13 +60,15 @@
 // CFG-NEXT: dit.scheduler_step flow_match_euler {{.*}} : tensor<1x128x16xf32>, tensor<f32>
 
 // CFG and tensor parallel at once.
+// CFGTP-LABEL: func.func @transformer(
 // CFGTP: shard.all_reduce {{.*}} grid_axes = [6]
-// CFGTP: func.func @denoise_step
+// CFGTP-LABEL: func.func @denoise_step
 // CFGTP: shard.all_gather {{.*}} grid_axes = [1] gather_axis = 0
 
 // CFG and Ulysses: a2a on grid axis 5, the branch exchange on grid axis 1.
+// CFGU-LABEL: func.func @transformer(
 // CFGU: shard.all_to_all {{.*}} grid_axes = [5]
-// CFGU: func.func @denoise_step(%arg0: tensor<1x64x16xf32>
+// CFGU-LABEL: func.func @denoise_step(%arg0: tensor<1x64x16xf32>
 // CFGU: shard.all_gather {{.*}} grid_axes = [1] gather_axis = 0 : tensor<1x1x64x16xf32> -> tensor<2x1x64x16xf32>
 
 // Tensor parallel and Ulysses on FLUX's joint attention: text keeps its rows and takes its
@@ -80,5 +82,6 @@
 // FLUXTPU: dit.tp = #dit.tp_role<row>, dit.tp_segments = array<i64: 32, 128>
 
 // Ulysses x ring: the all-to-all gives the ring block its full rows.
+// FLUXUR-LABEL: func.func @transformer(
 // FLUXUR: shard.all_to_all {{.*}} grid_axes = [5] split_axis = 3 concat_axis = 1 : tensor<1x16x3x32xf32> -> tensor<1x32x3x16xf32>
 // FLUXUR: dit.attention joint {{.*}}dit.ring_axis = 3 : i64{{.*}}num_heads = 2 : i64

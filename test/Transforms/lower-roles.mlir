@@ -7,7 +7,8 @@
 
 // pp 2 x cfg 2: cfg is outermost, so ranks 0, 1 carry branch 0 through
 // stages 0 and 1 (roles 0 and 2), ranks 2, 3 carry branch 1.
-// PPCFG: dit.rank_roles = array<i64: 0, 2, 1, 3>
+// PPCFG-LABEL: module attributes
+// PPCFG-SAME: dit.rank_roles = array<i64: 0, 2, 1, 3>
 // PPCFG-SAME: dit.roles = [@denoise_step_s0_c0, @denoise_step_s0_c1, @denoise_step_s1_c0, @denoise_step_s1_c1]
 // Stage 0 runs its share of the transformer for its own branch, then
 // waits for the latents the last stage sends back.
@@ -27,12 +28,14 @@
 // PPCFG: shard.send {{.*}} grid_axes = [2] destination = [0] {dit.between_steps}
 
 // cfg 2 x tp 2: the tp ranks share a role; the rank table has 2 roles.
-// CFGTP: dit.rank_roles = array<i64: 0, 0, 1, 1>
+// CFGTP-LABEL: module attributes
+// CFGTP-SAME: dit.rank_roles = array<i64: 0, 0, 1, 1>
 // CFGTP-SAME: dit.roles = [@denoise_step_s0_c0, @denoise_step_s0_c1]
 
 // One role when only tp splits: both branches run on every rank, in the
 // same order as the one-rank run.
-// ONE: dit.rank_roles = array<i64: 0, 0>
+// ONE-LABEL: module attributes
+// ONE-SAME: dit.rank_roles = array<i64: 0, 0>
 // ONE-SAME: dit.roles = [@denoise_step_s0_c0]
 // ONE-LABEL: func.func @denoise_step_s0_c0
 // ONE: call @transformer(%arg0, %arg1, %arg4)
@@ -40,7 +43,8 @@
 // ONE-NEXT: dit.cfg_combine
 
 // dp 2: two replicas of one program, no collective at all.
-// DP: dit.rank_roles = array<i64: 0, 0>
+// DP-LABEL: module attributes
+// DP-SAME: dit.rank_roles = array<i64: 0, 0>
 // DP-SAME: dit.roles = [@denoise_step_s0_c0]
 // DP-NOT: shard.all
 // DP-NOT: shard.send
@@ -48,5 +52,6 @@
 // The rank table follows a mesh order given to the pass: with cfg
 // outermost, ranks 0-3 run branch 0 and 4-7 branch 1, like the cfg groups.
 // RUN: dit-opt %t.wan.mlir --dit-mesh-layout="degrees=dp=2,cfg=2,tp=2 mesh-order=cfg,tp,dp,pp,ring,kv_gather,ulysses" --dit-propagate-sharding --dit-insert-collectives --dit-lower-roles --dit-verify-collectives | FileCheck %s --check-prefix=ORDER
-// ORDER: cfg = {{\[\[}}0, 4], [2, 6], [1, 5], [3, 7]]
-// ORDER: dit.rank_roles = array<i64: 0, 0, 0, 0, 1, 1, 1, 1>
+// ORDER-LABEL: module attributes
+// ORDER-SAME: cfg = {{\[\[}}0, 4], [2, 6], [1, 5], [3, 7]]
+// ORDER-SAME: dit.rank_roles = array<i64: 0, 0, 0, 0, 1, 1, 1, 1>

@@ -4,14 +4,16 @@
 // ILLEGAL: error: [ring-kvgather-exclusive] ring degree 2 and kv_gather degree 2 both fill the row-splitting slot
 // A legal mesh goes through all six passes.
 // RUN: dit-opt %t.wan.mlir --dit-partition="degrees=pp=2,cfg=2,ulysses=2" 2>/dev/null | FileCheck %s
-// CHECK: dit.roles = [@denoise_step_s0_c0, @denoise_step_s0_c1, @denoise_step_s1_c0, @denoise_step_s1_c1]
+// CHECK-LABEL: module attributes
+// CHECK-SAME: dit.roles = [@denoise_step_s0_c0, @denoise_step_s0_c1, @denoise_step_s1_c0, @denoise_step_s1_c1]
 // Pipeline options: check-legality=false skips the rules (the partitioner
 // then refuses the mesh itself), and mesh-order is a list of mesh axes.
 // RUN: not dit-opt %t.wan.mlir --dit-partition="degrees=ring=2,kv_gather=2 check-legality=false" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOCHECK
 // NOCHECK-NOT: [ring-kvgather-exclusive]
 // NOCHECK: error: ring 2 and kv_gather 2 both split rows; the partitioner supports one
 // RUN: dit-opt %t.wan.mlir --dit-partition="degrees=pp=2,cfg=2,ulysses=2 mesh-order=tp,ulysses,ring,kv_gather,pp,cfg,dp" 2>/dev/null | FileCheck %s --check-prefix=ORDER
-// ORDER: dit.mesh_axes = #dit.axes<[tp, ulysses, ring, kv_gather, pp, cfg, dp]>
+// ORDER-LABEL: module attributes
+// ORDER-SAME: dit.mesh_axes = #dit.axes<[tp, ulysses, ring, kv_gather, pp, cfg, dp]>
 // ORDER: shard.grid @mesh(shape = 1x2x1x1x2x2x1)
 // RUN: not dit-opt %t.wan.mlir --dit-partition="degrees=cfg=2 mesh-order=tp,sp" -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // UNKNOWN: 'sp' is not a mesh axis; expected dp, cfg, pp, ring, kv_gather, ulysses or tp
