@@ -11,6 +11,8 @@
 // RUN: dit-opt %t.wan.mlir --dit-mesh-layout="degrees=cfg=2,ulysses=2" --dit-propagate-sharding --dit-insert-collectives | FileCheck %s --check-prefix=CFGU
 // RUN: dit-opt %t.flux.mlir --dit-mesh-layout="degrees=ulysses=2,tp=2" --dit-propagate-sharding --dit-insert-collectives | FileCheck %s --check-prefix=FLUXTPU
 // RUN: dit-opt %t.flux.mlir --dit-mesh-layout="degrees=ring=2,ulysses=2" --dit-propagate-sharding --dit-insert-collectives | FileCheck %s --check-prefix=FLUXUR
+// The hand-written attention blocks at the end of this file.
+// RUN: dit-opt %s -split-input-file --dit-mesh-layout --dit-propagate-sharding --dit-insert-collectives | FileCheck %s
 
 // Tensor parallel: the latents arrive as patch tokens; every row-parallel linear is
 // followed by an all-reduce over the tp grid axis (6).
@@ -85,3 +87,52 @@
 // FLUXUR-LABEL: func.func @transformer(
 // FLUXUR: shard.all_to_all {{.*}} grid_axes = [5] split_axis = 3 concat_axis = 1 : tensor<1x16x3x32xf32> -> tensor<1x32x3x16xf32>
 // FLUXUR: dit.attention joint {{.*}}dit.ring_axis = 3 : i64{{.*}}num_heads = 2 : i64
+
+// Hand-written: one attention block per mesh. Tensor parallel: the
+// column-parallel projections produce local widths, and the row-parallel
+// output projection's partial sum is all-reduced over tp (grid axis 6)
+// before the residual reads it.
+// CHECK-LABEL: func.func @transformer(%arg0: tensor<1x8x16xf32>
+// CHECK: dit.linear {{.*}}weight = "to_q"} : tensor<1x8x8xf32> -> tensor<1x8x4xf32>
+// CHECK: dit.attention self {{.*}}num_heads = 1 : i64} : tensor<1x8x4xf32>
+// CHECK-NEXT: %[[OUT:.*]] = dit.linear {{.*}}weight = "to_out"} : tensor<1x8x4xf32> -> tensor<1x8x8xf32>
+// CHECK-NEXT: %[[SUM:.*]] = shard.all_reduce %[[OUT]] on @mesh grid_axes = [6] : tensor<1x8x8xf32> -> tensor<1x8x8xf32>
+// CHECK-NEXT: dit.residual_add %{{.*}}, %[[SUM]]
+module attributes {dit.mesh = #dit.mesh<tp = 2>} {
+func.func @transformer(%latents: tensor<1x4x2x4x4xf32> {dit.input = "latents"}) -> tensor<1x8x8xf32> attributes {dit.component = #dit.component<transformer>} {
+  %x = dit.patch_embed %latents {patch = array<i64: 1, 2, 2>, weight = "patch_embedding"} : tensor<1x4x2x4x4xf32> -> tensor<1x8x8xf32>
+  %q = dit.linear %x {weight = "to_q", bias = true} : tensor<1x8x8xf32> -> tensor<1x8x8xf32>
+  %k = dit.linear %x {weight = "to_k", bias = true} : tensor<1x8x8xf32> -> tensor<1x8x8xf32>
+  %v = dit.linear %x {weight = "to_v", bias = true} : tensor<1x8x8xf32> -> tensor<1x8x8xf32>
+  %o = dit.attention self %q, %k, %v {num_heads = 2 : i64, head_dim = 4 : i64} : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32> -> tensor<1x8x8xf32>
+  %out = dit.linear %o {weight = "to_out", bias = true} : tensor<1x8x8xf32> -> tensor<1x8x8xf32>
+  %r = dit.residual_add %x, %out : tensor<1x8x8xf32>
+  return %r : tensor<1x8x8xf32>
+}
+}
+
+// -----
+
+// Ulysses: the rows are split; Q, K and V are stacked into one all-to-all
+// over grid axis 5 that trades rows for heads, and one all-to-all after the
+// attention trades them back.
+// CHECK-LABEL: func.func @transformer(%arg0: tensor<1x4x16xf32>
+// CHECK: dit.stack {{.*}} {axis = 2 : i64} : tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32> -> tensor<1x4x3x8xf32>
+// CHECK-NEXT: shard.all_to_all {{.*}} on @mesh grid_axes = [5] split_axis = 3 concat_axis = 1 : tensor<1x4x3x8xf32> -> tensor<1x8x3x4xf32>
+// CHECK-NEXT: dit.unstack
+// CHECK-NEXT: dit.attention self {{.*}} : tensor<1x8x4xf32>
+// CHECK-NEXT: shard.all_to_all {{.*}} on @mesh grid_axes = [5] split_axis = 1 concat_axis = 2 : tensor<1x8x4xf32> -> tensor<1x4x8xf32>
+// CHECK-NEXT: dit.linear {{.*}}weight = "to_out"} : tensor<1x4x8xf32> -> tensor<1x4x8xf32>
+// CHECK-NOT: shard.
+module attributes {dit.mesh = #dit.mesh<ulysses = 2>} {
+func.func @transformer(%latents: tensor<1x4x2x4x4xf32> {dit.input = "latents"}) -> tensor<1x8x8xf32> attributes {dit.component = #dit.component<transformer>} {
+  %x = dit.patch_embed %latents {patch = array<i64: 1, 2, 2>, weight = "patch_embedding"} : tensor<1x4x2x4x4xf32> -> tensor<1x8x8xf32>
+  %q = dit.linear %x {weight = "to_q", bias = true} : tensor<1x8x8xf32> -> tensor<1x8x8xf32>
+  %k = dit.linear %x {weight = "to_k", bias = true} : tensor<1x8x8xf32> -> tensor<1x8x8xf32>
+  %v = dit.linear %x {weight = "to_v", bias = true} : tensor<1x8x8xf32> -> tensor<1x8x8xf32>
+  %o = dit.attention self %q, %k, %v {num_heads = 2 : i64, head_dim = 4 : i64} : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32> -> tensor<1x8x8xf32>
+  %out = dit.linear %o {weight = "to_out", bias = true} : tensor<1x8x8xf32> -> tensor<1x8x8xf32>
+  %r = dit.residual_add %x, %out : tensor<1x8x8xf32>
+  return %r : tensor<1x8x8xf32>
+}
+}

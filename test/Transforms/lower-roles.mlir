@@ -1,4 +1,6 @@
 // dit-lower-roles: one program per (stage, cfg) role, and a rank table.
+// The hand-written step at the end of this file, on cfg 2 x tp 2.
+// RUN: dit-opt %s --dit-mesh-layout --dit-lower-roles | FileCheck %s
 // RUN: ditc import tiny-wan --height 128 --width 128 --num-frames 5 --dtype f32 -o %t.wan.mlir
 // RUN: dit-opt %t.wan.mlir --dit-mesh-layout="degrees=pp=2,cfg=2" --dit-propagate-sharding --dit-insert-collectives --dit-split-stages --dit-lower-roles | FileCheck %s --check-prefix=PPCFG
 // RUN: dit-opt %t.wan.mlir --dit-mesh-layout="degrees=cfg=2,tp=2" --dit-propagate-sharding --dit-insert-collectives --dit-lower-roles | FileCheck %s --check-prefix=CFGTP
@@ -55,3 +57,26 @@
 // ORDER-LABEL: module attributes
 // ORDER-SAME: cfg = {{\[\[}}0, 4], [2, 6], [1, 5], [3, 7]]
 // ORDER-SAME: dit.rank_roles = array<i64: 0, 0, 0, 0, 1, 1, 1, 1>
+
+// Hand-written: a step whose branch selection picks the guidance branch.
+// Each cfg rank gets its own copy of the step with the selection resolved
+// to its branch's operand; the two tp ranks of a branch share the role, so
+// with cfg outermost the rank table is 0, 0, 1, 1.
+// CHECK-LABEL: module attributes
+// CHECK-SAME: dit.rank_roles = array<i64: 0, 0, 1, 1>
+// CHECK-SAME: dit.roles = [@denoise_step_s0_c0, @denoise_step_s0_c1]
+// CHECK-LABEL: func.func @denoise_step_s0_c0(
+// CHECK-SAME: dit.role = #dit.role<stage = 0, cfg = 0>
+// CHECK-NEXT: dit.residual_add %arg0, %arg1
+// CHECK-NOT: dit.cfg_select
+// CHECK-LABEL: func.func @denoise_step_s0_c1(
+// CHECK-SAME: dit.role = #dit.role<stage = 0, cfg = 1>
+// CHECK-NEXT: dit.residual_add %arg0, %arg2
+// CHECK-NOT: func.func @denoise_step(
+module attributes {dit.mesh = #dit.mesh<cfg = 2, tp = 2>} {
+  func.func @denoise_step(%x: tensor<1x4x8xf32> {dit.input = "latents"}, %a: tensor<1x4x8xf32>, %b: tensor<1x4x8xf32>) -> tensor<1x4x8xf32> attributes {dit.component = #dit.component<denoise_step>} {
+    %s = dit.cfg_select %a, %b {slot = 0 : i64, cfg = 2 : i64} : tensor<1x4x8xf32>, tensor<1x4x8xf32> -> tensor<1x4x8xf32>
+    %r = dit.residual_add %x, %s : tensor<1x4x8xf32>
+    return %r : tensor<1x4x8xf32>
+  }
+}

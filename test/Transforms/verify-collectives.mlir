@@ -150,3 +150,35 @@ module attributes {dit.mesh_axes = #dit.axes<[dp, cfg, pp, ring, kv_gather, ulys
     return
   }
 }
+
+// -----
+
+// The same four roles with a consistent order: each stage-0 role sends and
+// then gathers, each stage-1 role receives and then gathers. Every group's
+// members match and no rank waits forever, so nothing is reported.
+module attributes {dit.mesh_axes = #dit.axes<[dp, cfg, pp, ring, kv_gather, ulysses, tp]>,
+                   dit.groups = #dit.groups<dp = [[0], [1], [2], [3]], cfg = [[0, 2], [1, 3]], pp = [[0, 1], [2, 3]], ring = [[0], [1], [2], [3]], kv_gather = [[0], [1], [2], [3]], ulysses = [[0], [1], [2], [3]], tp = [[0], [1], [2], [3]]>,
+                   dit.rank_roles = array<i64: 0, 2, 1, 3>,
+                   dit.roles = [@s0_c0, @s0_c1, @s1_c0, @s1_c1]} {
+  shard.grid @mesh(shape = 1x2x2x1x1x1x1)
+  func.func @s0_c0(%x: tensor<1x8xf32>) {
+    %s = shard.send %x on @mesh grid_axes = [2] destination = [1] : (tensor<1x8xf32>) -> tensor<1x8xf32>
+    %g = shard.all_gather %x on @mesh grid_axes = [1] gather_axis = 0 : tensor<1x8xf32> -> tensor<2x8xf32>
+    return
+  }
+  func.func @s0_c1(%x: tensor<1x8xf32>) {
+    %s = shard.send %x on @mesh grid_axes = [2] destination = [1] : (tensor<1x8xf32>) -> tensor<1x8xf32>
+    %g = shard.all_gather %x on @mesh grid_axes = [1] gather_axis = 0 : tensor<1x8xf32> -> tensor<2x8xf32>
+    return
+  }
+  func.func @s1_c0(%x: tensor<1x8xf32>) {
+    %r = shard.recv %x on @mesh grid_axes = [2] source = [0] : (tensor<1x8xf32>) -> tensor<1x8xf32>
+    %g = shard.all_gather %x on @mesh grid_axes = [1] gather_axis = 0 : tensor<1x8xf32> -> tensor<2x8xf32>
+    return
+  }
+  func.func @s1_c1(%x: tensor<1x8xf32>) {
+    %r = shard.recv %x on @mesh grid_axes = [2] source = [0] : (tensor<1x8xf32>) -> tensor<1x8xf32>
+    %g = shard.all_gather %x on @mesh grid_axes = [1] gather_axis = 0 : tensor<1x8xf32> -> tensor<2x8xf32>
+    return
+  }
+}
