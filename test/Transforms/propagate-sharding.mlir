@@ -39,7 +39,7 @@ func.func @transformer(%latents: tensor<1x4x2x4x4xf32> {dit.input = "latents"}, 
   return %co : tensor<1x8x8xf32>
 }
 }
-// EXPLAIN: remark: 'to_q' is column-parallel over tp: its output feeds attention heads
+// EXPLAIN-LABEL: remark: 'to_q' is column-parallel over tp: its output feeds attention heads
 // EXPLAIN: remark: norm spans a width split over tp: its statistics are all-reduced over tp
 // EXPLAIN: remark: self attention: heads over tp, rows none
 // EXPLAIN: remark: 'to_out' is row-parallel over tp: its input is split over tp, so its output is a partial sum
