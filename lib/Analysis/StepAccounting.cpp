@@ -47,16 +47,6 @@ int64_t valueBytes(Type type) {
   return elements(tensor.getShape()) * elementBytes(tensor.getElementType());
 }
 
-int64_t valueElements(Value v) {
-  auto tensor = dyn_cast<RankedTensorType>(v.getType());
-  return tensor ? elements(tensor.getShape()) : 0;
-}
-
-int64_t lastDim(Value v) {
-  auto tensor = cast<RankedTensorType>(v.getType());
-  return tensor.getRank() ? tensor.getShape().back() : 1;
-}
-
 std::string axesName(const MeshInfo &mesh, ArrayRef<int16_t> gridAxes) {
   std::string out;
   for (int16_t a : gridAxes)

@@ -147,12 +147,11 @@ public:
       : work(work), config(config), hw(hw), bf16(work.elementBytes <= 2) {}
 
   const LinkClass &linkOf(const std::vector<Axis> &axes) {
-    auto known = crossesByAxes.find(axes);
-    bool crosses = known != crossesByAxes.end()
-                       ? known->second
-                       : crossesByAxes[axes] = groupsCrossNodes(
-                             config.degrees, config.meshOrder, axes,
-                             config.gpusPerNode);
+    auto [known, fresh] = crossesByAxes.try_emplace(axes, false);
+    if (fresh)
+      known->second = groupsCrossNodes(config.degrees, config.meshOrder, axes,
+                                       config.gpusPerNode);
+    bool crosses = known->second;
     if (crosses)
       for (Axis a : axes)
         crossing.insert(a);

@@ -141,9 +141,9 @@ std::vector<std::string> bundledHardwareNames() {
 }
 
 HardwareProfile loadHardwareProfile(const std::string &nameOrFile) {
-  bool looksLikePath = nameOrFile.find('/') != std::string::npos ||
-                       nameOrFile.size() > 5 &&
-                           nameOrFile.compare(nameOrFile.size() - 5, 5, ".json") == 0;
+  bool endsInJson = nameOrFile.size() > 5 &&
+                    nameOrFile.compare(nameOrFile.size() - 5, 5, ".json") == 0;
+  bool looksLikePath = nameOrFile.find('/') != std::string::npos || endsInJson;
   if (looksLikePath || isRegularFile(nameOrFile)) {
     std::string text =
         readRegularFile(nameOrFile, kMaxJsonFileBytes, {false, "hardware profile"});

@@ -152,9 +152,13 @@ std::string explainWin(const RankedConfiguration &winner,
   double gap = r.stepSeconds - w.stepSeconds;
   os << "is " << gap * 1e3 << " ms per step faster than "
      << shortDegrees(runnerUp.config.degrees) << ": ";
+  // The terms that matter: not negligible against the gap, and at least a
+  // tenth of the largest difference.
+  double largest = std::fabs(terms.front().delta);
   bool first = true;
   for (const Term &t : terms) {
-    if (std::fabs(t.delta) < 1e-3 * std::max(gap, 1e-12) || !first && std::fabs(t.delta) < 0.1 * std::fabs(terms.front().delta))
+    double size = std::fabs(t.delta);
+    if (size < 1e-3 * std::max(gap, 1e-12) || size < 0.1 * largest)
       continue;
     os << (first ? "" : ", ") << std::fabs(t.delta) * 1e3 << " ms "
        << (t.delta > 0 ? "less " : "more ") << t.name;

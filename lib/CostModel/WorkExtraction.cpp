@@ -172,25 +172,20 @@ private:
 
   /// Ring attention's extra work: per hop after the first, the online
   /// softmax merges the block into the running float32 output, and the K
-  /// and V image rows move to the next member, hidden behind that hop's
-  /// share of the attention FLOPs as far as the hardware overlaps them.
+  /// and V image rows move to the next member (the plan's accounting of the
+  /// op's own traffic: 2 shifts a hop), hidden behind that hop's share of
+  /// the attention FLOPs as far as the hardware overlaps them.
   void accountRing(dit::AttentionOp attention, double flops, BlockWork &work) {
-    auto ring = attention->getAttrOfType<IntegerAttr>(kRingAxisAttrName);
-    if (!ring || attention->getNumOperands() < 2)
+    std::optional<Traffic> shifts = opTraffic(attention, mesh);
+    if (!shifts || shifts->kind != "shift" || shifts->count < 2)
       return;
-    int64_t hops = mesh.size(mesh.order[ring.getInt()]) - 1;
-    if (hops < 1)
-      return;
+    int64_t hops = shifts->count / 2;
     double outputElements = elementsOf(attention.getType());
     work.compute.add(OpClass::Elementwise, 3 * outputElements * double(hops),
                      3 * 4 * outputElements * double(hops));
-    auto k = cast<RankedTensorType>(attention->getOperand(1).getType());
-    double rows = double(k.getDimSize(1)) - double(attention.getTextTokens());
-    double block = rows * double(k.getDimSize(0)) * double(k.getDimSize(2)) *
-                   bytesPerElement(k);
     work.collectives.push_back({CollectiveKind::RingShift,
                                 {Axis::Ring},
-                                2 * block,
+                                double(shifts->bytes) / double(hops),
                                 hops,
                                 flops / double(hops + 1)});
   }

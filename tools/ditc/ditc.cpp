@@ -384,8 +384,9 @@ struct Request {
   ModelSpec spec;
   Workload workload;
   Deployment deployment;
-  /// The profile that ranks suggestions (--hardware).
-  std::string hardware = "h100-sxm";
+  /// The profile that ranks suggestions (--hardware), read once when the
+  /// flag is given; without it, h100-sxm is read only if the check needs it.
+  std::optional<HardwareProfile> hardware;
 };
 
 void addRequestFlags(ArgParser &args) {
@@ -422,10 +423,9 @@ Request readRequest(const ArgParser &args) {
   }
   request.spec = loadModel(args.positional()[0]);
   request.workload = resolveWorkload(request.spec, workloadOptions);
-  if (auto hardware = args.get("--hardware")) {
-    loadHardwareProfile(*hardware); // a bad name fails before any work
-    request.hardware = *hardware;
-  }
+  // A bad name or file fails before any work.
+  if (auto hardware = args.get("--hardware"))
+    request.hardware = loadHardwareProfile(*hardware);
   return request;
 }
 
@@ -446,7 +446,8 @@ LegalityReport checkRequest(mlir::MLIRContext &context, const Request &request,
   LegalityReport report = checkLegality(*legality);
   if (!report.legal())
     report.suggestions = suggestConfigurations(
-        *module, *legality, loadHardwareProfile(request.hardware),
+        *module, *legality,
+        request.hardware ? *request.hardware : loadHardwareProfile("h100-sxm"),
         request.workload.steps,
         guidanceBranchesRun(request.workload.branches,
                             request.workload.guidanceScale));

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dit/IR/DitInterfaces.h"
+#include "dit/IR/DitDialect.h"
 #include "dit/IR/DitPassAttrs.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -78,7 +79,8 @@ void mlir::dit::setAttentionPlan(Operation *op, const AttentionPlan &plan) {
 }
 
 std::optional<PipelineComponent> mlir::dit::getComponent(Operation *fn) {
-  if (auto c = fn->getAttrOfType<PipelineComponentAttr>("dit.component"))
+  if (auto c = fn->getAttrOfType<PipelineComponentAttr>(
+          DitDialect::kComponentAttrName))
     return c.getValue();
   return std::nullopt;
 }
