@@ -69,6 +69,11 @@ void readRopeAxes(const JsonObject &config, const std::string &field,
 /// Splits head_dim over (frames, rows, columns) the way Wan does: the two
 /// spatial axes take 2 * (d / 6) each, time takes the rest.
 std::vector<int64_t> wanRopeAxes(int64_t headDim);
+/// LTX-Video's rope positions: one grid step per axis as a fraction of
+/// diffusers' base sizes (20 frames, 2048 x 2048 pixels), through the
+/// pipeline's rope_interpolation_scale (VAE temporal compression / 25 fps,
+/// VAE spatial, VAE spatial) and the transformer's patch.
+std::array<double, 3> ltxRopeCoordinateScale(const ModelSpec &spec);
 /// Checks that the rotary axes are three and sum to the head dim.
 void checkRopeAxes(const JsonObject &config, const std::string &field,
                    const ModelSpec &spec);

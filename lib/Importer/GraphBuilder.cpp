@@ -88,42 +88,51 @@ Value GraphBuilder::linear(Value x, int64_t out, const std::string &weight,
 
 template <typename NormOp>
 Value GraphBuilder::norm(Value x, const std::string &weight,
-                         std::optional<int64_t> group) {
+                         std::optional<int64_t> group,
+                         std::optional<double> eps) {
   std::optional<ModuleScope> scope;
   if (!weight.empty())
     scope.emplace(*this, weight);
   return make<NormOp>(
       x.getType(), x, b.getBoolAttr(!weight.empty()),
-      b.getF64FloatAttr(spec.eps),
+      b.getF64FloatAttr(eps.value_or(spec.eps)),
       weight.empty() ? StringAttr() : b.getStringAttr(weight),
       group ? b.getI64IntegerAttr(*group) : IntegerAttr());
 }
 
 Value GraphBuilder::layerNorm(Value x, const std::string &weight,
-                              std::optional<int64_t> group) {
-  return norm<LayerNormOp>(x, weight, group);
+                              std::optional<int64_t> group,
+                              std::optional<double> eps) {
+  return norm<LayerNormOp>(x, weight, group, eps);
 }
 
 Value GraphBuilder::rmsNorm(Value x, const std::string &weight,
-                            std::optional<int64_t> group) {
-  return norm<RMSNormOp>(x, weight, group);
+                            std::optional<int64_t> group,
+                            std::optional<double> eps) {
+  return norm<RMSNormOp>(x, weight, group, eps);
 }
 
 Value GraphBuilder::qkNorm(Value x, const std::string &weight) {
   if (!spec.qkNorm)
     return x;
   if (spec.qkNormAcrossHeads)
-    return rmsNorm(x, weight);
-  return rmsNorm(x, weight, spec.headDim);
+    return rmsNorm(x, weight, std::nullopt, spec.qkNormEps);
+  return rmsNorm(x, weight, spec.headDim, spec.qkNormEps);
 }
 
 Value GraphBuilder::adaln(Value condition, int64_t chunks, int64_t outWidth,
                           const std::string &weight, bool table) {
   ModuleScope scope(*this, weight);
-  return make<AdaLNModulationOp>(tensor({B, chunks, outWidth}), condition,
-                                 b.getI64IntegerAttr(chunks),
-                                 b.getStringAttr(weight),
-                                 table ? b.getUnitAttr() : UnitAttr());
+  auto op = make<AdaLNModulationOp>(tensor({B, chunks, outWidth}), condition,
+                                    b.getI64IntegerAttr(chunks),
+                                    b.getStringAttr(weight),
+                                    table ? b.getUnitAttr() : UnitAttr(),
+                                    /*table_rank=*/IntegerAttr());
+  // Set only where it differs from the default, so Wan's plans keep their
+  // bytes.
+  if (table && spec.modulationTableRank != 3)
+    op.setTableRank(spec.modulationTableRank);
+  return op;
 }
 
 Value GraphBuilder::modulate(Value x, Value params, const Chunks &c) {
@@ -143,12 +152,20 @@ Value GraphBuilder::residual(Value x, Value branch, Value params,
 Value GraphBuilder::rope(Value x, int64_t textTokens, TextPosition position) {
   if (!spec.useRope)
     return x;
-  return make<RotaryEmbeddingOp>(
+  auto op = make<RotaryEmbeddingOp>(
       x.getType(), x, b.getI64IntegerAttr(spec.numHeads),
       b.getDenseI64ArrayAttr(spec.ropeAxes),
       b.getDenseI64ArrayAttr({w.grid[0], w.grid[1], w.grid[2]}),
       b.getF64FloatAttr(spec.ropeTheta), b.getI64IntegerAttr(textTokens),
-      TextPositionAttr::get(b.getContext(), position));
+      TextPositionAttr::get(b.getContext(), position),
+      /*sequence_shards=*/IntegerAttr(), /*style=*/RopeStyleAttr(),
+      /*coordinate_scale=*/DenseF64ArrayAttr(), /*head_shards=*/IntegerAttr());
+  if (spec.ropeLtx) {
+    op.setStyle(RopeStyle::Ltx);
+    std::array<double, 3> scale = ltxRopeCoordinateScale(spec);
+    op.setCoordinateScale(ArrayRef<double>(scale));
+  }
+  return op;
 }
 
 Value GraphBuilder::attention(AttentionKind kind, Value q, Value k, Value v,
@@ -230,20 +247,22 @@ Value GraphBuilder::combinedTimestepTextEmbedding(const TransformerInputs &in) {
 
 Value GraphBuilder::selfAttention(Value x, const std::string &p) {
   ModuleScope scope(*this, p);
-  Value q = qkNorm(linear(x, D, p + ".to_q"), p + ".norm_q");
-  Value k = qkNorm(linear(x, D, p + ".to_k"), p + ".norm_k");
-  Value v = linear(x, D, p + ".to_v");
+  bool bias = spec.attentionBias;
+  Value q = qkNorm(linear(x, D, p + ".to_q", bias), p + ".norm_q");
+  Value k = qkNorm(linear(x, D, p + ".to_k", bias), p + ".norm_k");
+  Value v = linear(x, D, p + ".to_v", bias);
   Value o = attention(AttentionKind::Self, rope(q), rope(k), v);
-  return linear(o, D, p + ".to_out.0");
+  return linear(o, D, p + ".to_out.0", spec.attentionOutBias);
 }
 
 Value GraphBuilder::crossAttention(Value x, Value text, const std::string &p) {
   ModuleScope scope(*this, p);
-  Value q = qkNorm(linear(x, D, p + ".to_q"), p + ".norm_q");
-  Value k = qkNorm(linear(text, D, p + ".to_k"), p + ".norm_k");
-  Value v = linear(text, D, p + ".to_v");
+  bool bias = spec.attentionBias;
+  Value q = qkNorm(linear(x, D, p + ".to_q", bias), p + ".norm_q");
+  Value k = qkNorm(linear(text, D, p + ".to_k", bias), p + ".norm_k");
+  Value v = linear(text, D, p + ".to_v", bias);
   Value o = attention(AttentionKind::Cross, q, k, v);
-  return linear(o, D, p + ".to_out.0");
+  return linear(o, D, p + ".to_out.0", spec.attentionOutBias);
 }
 
 Value GraphBuilder::wanStyleBlock(Value x, Value timeProjection, Value text,
@@ -251,14 +270,17 @@ Value GraphBuilder::wanStyleBlock(Value x, Value timeProjection, Value text,
   ModuleScope scope(*this, p);
   Value mod = adaln(timeProjection, 6, D, p + ".scale_shift_table",
                     /*table=*/true);
-  auto norm = [&](Value v) {
-    return style.layerNorm ? layerNorm(v) : rmsNorm(v);
+  // Chunks: shift, scale, gate of the attention, then of the MLP.
+  auto norm = [&](Value v, const char *name) {
+    if (style.layerNorm)
+      return layerNorm(v);
+    return rmsNorm(v, spec.blockNormAffine ? p + "." + name : "");
   };
-  Value h = modulate(norm(x), mod, {0, 1, 2});
+  Value h = modulate(norm(x, "norm1"), mod, {0, 1, 2});
   x = residual(x, selfAttention(h, p + ".attn1"), mod, 2);
-  Value hc = style.layerNorm ? layerNorm(x, p + ".norm2") : x;
+  Value hc = style.layerNorm && spec.crossAttnNorm ? layerNorm(x, p + ".norm2") : x;
   x = residual(x, crossAttention(hc, text, p + ".attn2"));
-  h = modulate(norm(x), mod, {3, 4, 5});
+  h = modulate(norm(x, "norm2"), mod, {3, 4, 5});
   std::string ff = p + "." + style.ffn;
   Value f = mlp(h, spec.ffnSize, ActivationKind::GeluTanh, ff,
                 ff + ".net.0.proj", ff + ".net.2");
@@ -405,7 +427,7 @@ Value GraphBuilder::epilogue(Value x, Value temb, const std::string &modName,
   Value h;
   {
     ModuleScope scope(*this, "norm_out");
-    h = modulate(layerNorm(x), mod, chunks);
+    h = modulate(layerNorm(x, "", std::nullopt, spec.outNormEps), mod, chunks);
   }
   int64_t patchVolume = spec.patch[0] * spec.patch[1] * spec.patch[2];
   h = linear(h, patchVolume * spec.outChannels, "proj_out");

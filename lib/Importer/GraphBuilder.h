@@ -42,8 +42,9 @@ struct TransformerInputs {
 
 /// How a Wan-style block (Wan, LTX-Video) normalizes.
 struct WanStyle {
-  /// Wan: LayerNorm before the modulations and an affine `norm2` before
-  /// cross-attention. LTX-Video: RMSNorm, and no norm before cross-attention.
+  /// Wan: LayerNorm (`norm1`, `norm3`) before the modulations and, with
+  /// cross_attn_norm, an affine `norm2` before cross-attention. LTX-Video:
+  /// RMSNorm (`norm1`, `norm2`), and no norm before cross-attention.
   bool layerNorm;
   /// The MLP's module under the block (`ffn` for Wan, `ff` for LTX-Video).
   const char *ffn;
@@ -107,10 +108,13 @@ public:
   mlir::Value linear(mlir::Value x, int64_t out, const std::string &weight,
                      bool bias = true);
   /// A norm is affine exactly when it names a weight.
+  /// `eps` defaults to the spec's.
   mlir::Value layerNorm(mlir::Value x, const std::string &weight = "",
-                        std::optional<int64_t> group = std::nullopt);
+                        std::optional<int64_t> group = std::nullopt,
+                        std::optional<double> eps = std::nullopt);
   mlir::Value rmsNorm(mlir::Value x, const std::string &weight = "",
-                      std::optional<int64_t> group = std::nullopt);
+                      std::optional<int64_t> group = std::nullopt,
+                      std::optional<double> eps = std::nullopt);
   /// q/k normalization: per head (FLUX-style) or across heads (Wan, LTX),
   /// as the spec says; the identity when the model has none.
   mlir::Value qkNorm(mlir::Value x, const std::string &weight);
@@ -193,8 +197,9 @@ public:
                           mlir::dit::TextPosition position, bool varlen,
                           const DualStreamStyle &style);
 
-  /// Final norm `norm_out` modulated by `modName`, projection `proj_out` to
-  /// patches, and unpatchify.
+  /// Final norm `norm_out` (eps: the spec's outNormEps, else its eps)
+  /// modulated by `modName`, projection `proj_out` to patches, and
+  /// unpatchify.
   mlir::Value epilogue(mlir::Value x, mlir::Value temb,
                        const std::string &modName, Chunks chunks,
                        bool table = false);
@@ -223,7 +228,7 @@ private:
   }
   template <typename NormOp>
   mlir::Value norm(mlir::Value x, const std::string &weight,
-                   std::optional<int64_t> group);
+                   std::optional<int64_t> group, std::optional<double> eps);
 
   mlir::Location loc;
   mlir::Type elt;

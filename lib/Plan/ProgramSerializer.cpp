@@ -40,6 +40,8 @@ FailureOr<json> attributeJson(Attribute attr) {
     return json(std::vector<int64_t>(a.asArrayRef().begin(), a.asArrayRef().end()));
   if (auto a = dyn_cast<DenseI16ArrayAttr>(attr))
     return json(std::vector<int64_t>(a.asArrayRef().begin(), a.asArrayRef().end()));
+  if (auto a = dyn_cast<DenseF64ArrayAttr>(attr))
+    return json(std::vector<double>(a.asArrayRef().begin(), a.asArrayRef().end()));
   if (auto a = dyn_cast<ArrayAttr>(attr)) {
     json out = json::array();
     for (Attribute element : a) {
@@ -67,6 +69,8 @@ FailureOr<json> attributeJson(Attribute attr) {
   // Enums by their keyword: #dit<text_position prefix> is "prefix".
   if (auto e = dyn_cast<dit::TextPositionAttr>(attr))
     return json(dit::stringifyTextPosition(e.getValue()).str());
+  if (auto e = dyn_cast<dit::RopeStyleAttr>(attr))
+    return json(dit::stringifyRopeStyle(e.getValue()).str());
   if (auto e = dyn_cast<dit::AttentionKindAttr>(attr))
     return json(dit::stringifyAttentionKind(e.getValue()).str());
   if (auto e = dyn_cast<dit::ActivationKindAttr>(attr))

@@ -343,7 +343,8 @@ at::Tensor Executor::norm(const Op &op, const at::Tensor &x) {
 at::Tensor Executor::rope(const Op &op, const at::Tensor &x) {
   int64_t seq = x.size(1), width = x.size(2);
   const OpAttrs &a = op.a;
-  int64_t heads = a.numHeads;
+  // An ltx table spans the heads, so it is one row of the whole width.
+  int64_t heads = a.ropeLtx ? 1 : a.numHeads;
   int64_t d = width / heads;
   auto it = ropeTables.find(&op);
   if (it == ropeTables.end()) {
@@ -358,8 +359,8 @@ at::Tensor Executor::rope(const Op &op, const at::Tensor &x) {
     double theta = a.theta;
     int64_t shards = a.sequenceShards;
     int64_t first = shards > 1 ? manifest.latentBlock(rank) * image : 0;
-    // The rotated channel pairs (offset + 2k, offset + 2k + 1) of each axis,
-    // with their frequencies; channels past the axes stay unrotated.
+    // The rotated channel pairs (even, even + 1) of this rank's channels,
+    // each with its axis and frequency; channels in no pair stay unrotated.
     struct Pair {
       int64_t even;
       int axis;
@@ -369,15 +370,43 @@ at::Tensor Executor::rope(const Op &op, const at::Tensor &x) {
     std::vector<int64_t> partner(d);
     for (int64_t c = 0; c < d; ++c)
       partner[c] = c;
-    for (int axis = 0, offset = 0; axis < 3; offset += int(axesDims[axis]), ++axis) {
-      int64_t dim = int64_t(axesDims[axis]);
-      for (int64_t k = 0; k < dim / 2 && offset + 2 * k + 1 < d; ++k) {
-        int64_t even = offset + 2 * k;
-        pairs.push_back({even, axis, std::pow(theta, -double(k) * 2.0 / double(dim))});
-        partner[even] = even + 1;
-        partner[even + 1] = even;
+    auto addPair = [&](int64_t even, int axis, double freq) {
+      pairs.push_back({even, axis, freq});
+      partner[even] = even + 1;
+      partner[even + 1] = even;
+    };
+    if (a.ropeLtx) {
+      // One table over all heads (W channels); this rank holds tp block
+      // `first / width` of them. After W mod 6 unrotated channels, pair j
+      // turns on axis j mod 3 with frequency (pi / 2) theta^(i / (n - 1)),
+      // i = j / 3 of n = W / 6 (diffusers' linspace of log-frequencies).
+      int64_t full = width * a.headShards;
+      int64_t firstChannel =
+          a.headShards > 1 ? manifest.ranks[rank].coords.at("tp") * width : 0;
+      int64_t pad = full % 6, n = full / 6;
+      for (int64_t c = 0; c + 1 < width; c += 2) {
+        int64_t g = firstChannel + c;
+        if (g < pad)
+          continue;
+        int64_t j = (g - pad) / 2;
+        double exponent = n > 1 ? double(j / 3) / double(n - 1) : 0.0;
+        addPair(c, int(j % 3), std::pow(theta, exponent) * M_PI / 2.0);
+      }
+    } else {
+      for (int axis = 0, offset = 0; axis < 3; offset += int(axesDims[axis]), ++axis) {
+        int64_t dim = int64_t(axesDims[axis]);
+        for (int64_t k = 0; k < dim / 2 && offset + 2 * k + 1 < d; ++k)
+          addPair(offset + 2 * k, axis,
+                  std::pow(theta, -double(k) * 2.0 / double(dim)));
       }
     }
+    // The position an angle multiplies: the grid index, or for ltx the
+    // fractional position mapped to [-1, 1): 2 * index * scale - 1.
+    auto position = [&](int axis, int64_t index) {
+      if (!a.ropeLtx)
+        return double(index);
+      return 2.0 * (double(index) * a.coordinateScale[axis]) - 1.0;
+    };
     std::vector<double> cosTable(seq * d, 1.0), sinTable(seq * d, 0.0);
     int64_t gh = int64_t(grid[1]), gw = int64_t(grid[2]);
     for (int64_t s = 0; s < image; ++s) {
@@ -385,7 +414,7 @@ at::Tensor Executor::rope(const Op &op, const at::Tensor &x) {
       int64_t coord[3] = {token / (gh * gw), (token / gw) % gh, token % gw};
       int64_t row = prefix ? text + s : s;
       for (const Pair &pair : pairs) {
-        double angle = double(coord[pair.axis]) * pair.freq;
+        double angle = position(pair.axis, coord[pair.axis]) * pair.freq;
         double *cosRow = &cosTable[row * d], *sinRow = &sinTable[row * d];
         cosRow[pair.even] = cosRow[pair.even + 1] = std::cos(angle);
         sinRow[pair.even] = -std::sin(angle);

@@ -582,6 +582,26 @@ private:
     return {list[0], list[1], list[2]};
   }
 
+  /// Three finite positive numbers (rope's coordinate_scale).
+  static std::array<double, 3> positiveTriple(const JsonObject &attrs,
+                                              const std::string &field) {
+    const nlohmann::json &value = attrs.raw().at(field);
+    if (!value.is_array() || value.size() != 3)
+      attrs.fail(field, "is " + describeJson(value) +
+                            ", expected a list of 3 positive numbers");
+    std::array<double, 3> out{};
+    for (size_t i = 0; i < 3; ++i) {
+      const nlohmann::json &entry = value[i];
+      double v = entry.is_number() ? entry.get<double>() : -1.0;
+      if (!(v > 0) || !std::isfinite(v))
+        attrs.failAt(field + "[" + std::to_string(i) + "]", &entry,
+                     "is " + describeJson(entry) +
+                         ", expected a finite positive number");
+      out[i] = v;
+    }
+    return out;
+  }
+
   void decodeAttrs(Op &op, const JsonObject &attrs) {
     OpAttrs &a = op.a;
     constexpr int64_t kDims = 8; // axes index value shapes of at most 8 dims
@@ -625,6 +645,23 @@ private:
       if (a.theta < 0)
         attrs.fail("theta", "is missing; expected a number in [1e-06, 1e+12]");
       a.sequenceShards = attrs.getOptionalInt("sequence_shards", 1, 1 << 20).value_or(1);
+      if (attrs.has("style")) {
+        std::string style = attrs.getString("style");
+        if (style != "axes" && style != "ltx")
+          attrs.fail("style", "is '" + escapeInvalidUtf8(style) +
+                                  "'; expected axes or ltx");
+        a.ropeLtx = style == "ltx";
+      }
+      if (a.ropeLtx) {
+        if (!attrs.has("coordinate_scale"))
+          attrs.fail("coordinate_scale", "is missing; an ltx rope needs 3 "
+                                         "positive numbers");
+        a.coordinateScale = positiveTriple(attrs, "coordinate_scale");
+        a.headShards = attrs.getOptionalInt("head_shards", 1, 1 << 20).value_or(1);
+      } else if (attrs.has("coordinate_scale") || attrs.has("head_shards")) {
+        attrs.fail(attrs.has("coordinate_scale") ? "coordinate_scale" : "head_shards",
+                   "belongs to the ltx rope style; this rope has style axes");
+      }
       break;
     case OpKind::Attention:
       a.numHeads = attrs.getInt("num_heads", 1, 1 << 16);

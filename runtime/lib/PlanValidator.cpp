@@ -358,7 +358,10 @@ private:
         expectParams(1, 1);
         // The conditioning is one chunk broadcast over the table (Wan's
         // final norm) or one row per chunk: [B, D] or [B, N * D].
+        // [1, N, D] (Wan) or [N, D] (LTX-Video), as the checkpoint stores it.
         Shape table = param(0);
+        if (table.size() == 2)
+          table.insert(table.begin(), 1);
         if (table.size() != 3 || (table[0] != 1 && table[0] != batch) ||
             table[1] != a.numChunks ||
             (in(0)[1] != table[2] && in(0)[1] != table[1] * table[2]))
@@ -366,7 +369,7 @@ private:
                formatShape(table) + ", which does not fit the conditioning " +
                formatShape(in(0)) + " in " + std::to_string(a.numChunks) +
                " chunks: expected [1, " + std::to_string(a.numChunks) +
-               ", D] with the conditioning [B, D] or [B, " +
+               ", D] or [" + std::to_string(a.numChunks) + ", D] with the conditioning [B, D] or [B, " +
                std::to_string(a.numChunks) + " * D]");
         expectResult({batch, a.numChunks, table[2]});
       } else {
@@ -435,7 +438,22 @@ private:
         fail(std::to_string(a.numHeads) + " heads do not divide the width " +
              std::to_string(width));
       int64_t headDim = width / a.numHeads;
-      if (a.axesDims[0] + a.axesDims[1] + a.axesDims[2] > headDim)
+      if (a.ropeLtx) {
+        // One table over the whole width: W / 6 pairs per axis.
+        int64_t full = width * a.headShards, pairs = 2 * (full / 6);
+        if (full % 2 || a.axesDims[0] != pairs || a.axesDims[1] != pairs ||
+            a.axesDims[2] != pairs)
+          fail("an ltx rope over the width " + std::to_string(full) +
+               " needs an even width and axes_dims [" + std::to_string(pairs) +
+               ", " + std::to_string(pairs) + ", " + std::to_string(pairs) + "]");
+        if (a.headShards != 1 && a.headShards != m.axisSize("tp"))
+          fail("head_shards is " + std::to_string(a.headShards) +
+               ", but an ltx rope's heads are split by tp, of size " +
+               std::to_string(m.axisSize("tp")));
+        if (a.textTokens != 0)
+          fail("an ltx rope turns image rows only, but text_tokens is " +
+               std::to_string(a.textTokens));
+      } else if (a.axesDims[0] + a.axesDims[1] + a.axesDims[2] > headDim)
         fail("axes_dims [" + std::to_string(a.axesDims[0]) + ", " +
              std::to_string(a.axesDims[1]) + ", " + std::to_string(a.axesDims[2]) +
              "] rotate more than the head dim " + std::to_string(headDim));

@@ -138,9 +138,23 @@ def concat_streams(t, i, pos):
     return np.concatenate([t, i] if pos == "prefix" else [i, t], axis=1)
 
 
-def rope(x, a, block):
+def turn_pairs(xh, offset, count, angle):
+    """Turns channel pairs (offset + 2k, offset + 2k + 1), k < count, of
+    xh [..., S, heads, d] by angle [S, count]."""
+    cos = np.cos(angle)[None, :, None, :]
+    sin = np.sin(angle)[None, :, None, :]
+    stop = offset + 2 * count
+    even = xh[..., offset:stop:2].copy()
+    odd = xh[..., offset + 1:stop:2].copy()
+    xh[..., offset:stop:2] = even * cos - odd * sin
+    xh[..., offset + 1:stop:2] = even * sin + odd * cos
+
+
+def rope(x, a, block, head_block):
     b, s, width = x.shape
-    heads = a["num_heads"]
+    ltx = a.get("style", "axes") == "ltx"
+    # An ltx table spans every head: one "head" of the whole width.
+    heads = 1 if ltx else a["num_heads"]
     d = width // heads
     text, pos = a["text_tokens"], a["text_position"]
     image = s - text
@@ -149,18 +163,26 @@ def rope(x, a, block):
     zeros = np.zeros((text, 3), dtype=coords.dtype)
     coords = np.concatenate([zeros, coords] if pos == "prefix" else [coords, zeros])
     xh = x.reshape(b, s, heads, d).copy()
+    if ltx:
+        full = width * a.get("head_shards", 1)
+        channel0 = head_block * width if a.get("head_shards", 1) > 1 else 0
+        pad, n = full % 6, full // 6
+        # Global pair j (after the pad) turns on axis j % 3, frequency j // 3.
+        for c in range(0, width - 1, 2):
+            g = channel0 + c
+            if g < pad:
+                continue
+            j = (g - pad) // 2
+            freq = a["theta"] ** ((j // 3) / (n - 1) if n > 1 else 0.0) * math.pi / 2
+            p = 2.0 * (coords[:, j % 3] * a["coordinate_scale"][j % 3]) - 1.0
+            turn_pairs(xh, c, 1, (p * freq)[:, None])
+        return xh.reshape(b, s, width)
     offset = 0
     for axis, dim in enumerate(a["axes_dims"]):
         half = dim // 2
         if half:
             freqs = a["theta"] ** (-np.arange(half) * 2.0 / dim)
-            angle = coords[:, axis][:, None] * freqs[None, :]
-            cos = np.cos(angle)[None, :, None, :]
-            sin = np.sin(angle)[None, :, None, :]
-            even = xh[..., offset:offset + 2 * half:2].copy()
-            odd = xh[..., offset + 1:offset + 2 * half:2].copy()
-            xh[..., offset:offset + 2 * half:2] = even * cos - odd * sin
-            xh[..., offset + 1:offset + 2 * half:2] = even * sin + odd * cos
+            turn_pairs(xh, offset, half, coords[:, axis][:, None] * freqs[None, :])
         offset += dim
     return xh.reshape(b, s, width)
 
@@ -329,7 +351,7 @@ class Rank:
                 return [x + ins[2][:, a["gate_chunk"]][:, None, :] * ins[1]]
             return [x + ins[1]]
         if name == "dit.rope":
-            return [rope(x, a, self.block())]
+            return [rope(x, a, self.block(), self.coords["tp"])]
         if name == "dit.attention":
             if len(ins) == 1:
                 q, k, v = np.split(x, 3, axis=-1)
@@ -513,12 +535,20 @@ def main():
     else:
         out = simulate(args.plan, args.steps, args.seed)
         ref = simulate(args.reference, args.steps, args.seed)
+    sys.exit(report(out, ref, args.tolerance))
+
+
+def report(out, ref, tolerance, label=""):
+    """Prints "[label: ]max relative error E over N values: ok|MISMATCH"
+    (the largest difference over the largest reference value) and returns
+    the exit status: 0 when ok."""
     if out.shape != ref.shape:
         sys.exit(f"shape {out.shape} differs from the reference's {ref.shape}")
     error = float(np.max(np.abs(out - ref)) / max(np.max(np.abs(ref)), 1e-30))
-    verdict = "ok" if error <= args.tolerance else "MISMATCH"
-    print(f"max relative error {error:.3e} over {out.size} values: {verdict}")
-    sys.exit(0 if verdict == "ok" else 1)
+    verdict = "ok" if error <= tolerance else "MISMATCH"
+    print(f"{label + ': ' if label else ''}max relative error {error:.3e} "
+          f"over {out.size} values: {verdict}")
+    return 0 if verdict == "ok" else 1
 
 
 if __name__ == "__main__":

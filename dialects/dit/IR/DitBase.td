@@ -160,6 +160,23 @@ def Dit_TextPositionAttr : EnumAttr<Dit_Dialect, Dit_TextPosition, "text_positio
   let assemblyFormat = "$value";
 }
 
+def Dit_RopeStyle : I32EnumAttr<"RopeStyle",
+    "how a rotary embedding lays its frequencies over the channels", [
+    // Each head's channels split into a frame, row and column range
+    // (axes_dims), integer positions, frequencies theta^(-2k/dim)
+    // (Wan, FLUX, HunyuanVideo, CogVideoX, Mochi).
+    I32EnumAttrCase<"Axes", 0, "axes">,
+    // LTX-Video: one table over every head's channels together; channel
+    // pair j (after W mod 6 unrotated channels) turns with frequency
+    // j / 3 on axis j mod 3, at fractional positions.
+    I32EnumAttrCase<"Ltx", 1, "ltx">]> {
+  let cppNamespace = "::mlir::dit";
+  let genSpecializedAttr = 0;
+}
+def Dit_RopeStyleAttr : EnumAttr<Dit_Dialect, Dit_RopeStyle, "rope_style"> {
+  let assemblyFormat = "$value";
+}
+
 def Dit_ActivationKind : I32EnumAttr<"ActivationKind", "MLP activation", [
     I32EnumAttrCase<"Gelu", 0, "gelu">,
     I32EnumAttrCase<"GeluTanh", 1, "gelu_tanh">,

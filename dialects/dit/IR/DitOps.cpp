@@ -13,6 +13,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpImplementation.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::dit;
 
@@ -114,9 +116,38 @@ LogicalResult RotaryEmbeddingOp::verify() {
   int64_t axesSum = 0;
   for (int64_t d : getAxesDims())
     axesSum += d;
-  if (axesSum != headDim)
-    return emitOpError() << "axes_dims sum to " << axesSum
-                         << " but head_dim is " << headDim;
+  if (!isLtxStyle()) {
+    if (axesSum != headDim)
+      return emitOpError() << "axes_dims sum to " << axesSum
+                           << " but head_dim is " << headDim;
+    if (getCoordinateScale() || getHeadShards())
+      return emitOpError() << "coordinate_scale and head_shards belong to "
+                              "the ltx style; this rope has style axes";
+  } else {
+    // LTX-Video: one table over the whole width, W / 6 frequencies per
+    // axis after W mod 6 unrotated channels.
+    int64_t full = width * getHeadShardCount();
+    ArrayRef<int64_t> dims = getAxesDims();
+    if (full % 2 != 0 || dims[0] != 2 * (full / 6) || dims[1] != dims[0] ||
+        dims[2] != dims[0])
+      return emitOpError() << "an ltx rope over an even width " << full
+                           << " expects axes_dims [" << 2 * (full / 6) << ", "
+                           << 2 * (full / 6) << ", " << 2 * (full / 6)
+                           << "], got [" << dims[0] << ", " << dims[1] << ", "
+                           << dims[2] << "]";
+    if (!getCoordinateScale())
+      return emitOpError() << "an ltx rope needs coordinate_scale (the "
+                              "fractional position of one grid step per axis)";
+    ArrayRef<double> scales = *getCoordinateScale();
+    for (double scale : scales)
+      if (!(scale > 0) || !std::isfinite(scale))
+        return emitOpError() << "coordinate_scale entries must be finite and "
+                                "positive, got "
+                             << scale;
+    if (getTextTokens() != 0)
+      return emitOpError() << "an ltx rope turns image tokens only, but has "
+                           << getTextTokens() << " text tokens";
+  }
   int64_t gridTokens = 1;
   for (int64_t g : getGrid())
     gridTokens *= g;
@@ -197,6 +228,9 @@ LogicalResult AdaLNModulationOp::verify() {
                          << getNumChunks() << ", width], got "
                          << shapeString(out.getShape());
   int64_t width = out.getDimSize(2);
+  if (!getTable() && getTableRank())
+    return emitOpError() << "table_rank describes a learned table; this "
+                            "modulation has none";
   if (getTable() && in.getDimSize(1) != width &&
       in.getDimSize(1) != getNumChunks() * width)
     return emitOpError() << "a table modulation needs a condition of width "

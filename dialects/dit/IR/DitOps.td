@@ -107,6 +107,24 @@ def Dit_RotaryEmbeddingOp : Dit_Op<"rope", [Pure, AllTypesMatch<["input", "resul
     partitioning the input holds one of `sequence_shards` equal contiguous
     blocks of the grid's tokens: the block at the rank's sequence position.
 
+    `style` says how the frequencies sit on the channels (absent: `axes`):
+
+    - `axes` (default): within each head, channels `[0, axes_dims[0])` turn
+      with the frame index, the next `axes_dims[1]` with the row and the
+      last `axes_dims[2]` with the column. Pair k of an axis of `dim`
+      channels, `(2k, 2k + 1)`, turns by `position * theta^(-2k / dim)`.
+    - `ltx` (LTX-Video): one table spans all heads, `W = heads * head_dim`
+      channels. The first `W mod 6` channels stay as they are; after them
+      pair j turns on axis `j mod 3` with frequency index `i = j / 3` of
+      `n = W / 6`, by `(pi / 2) * theta^(i / (n - 1)) * (2 p - 1)`, where
+      `p = position * coordinate_scale[axis]` is the fractional position.
+      `axes_dims` is `[2n, 2n, 2n]`. Once tp splits the heads, the input
+      holds head block `tp` of `head_shards`, and its channels are that
+      block's part of the table.
+
+    A pair `(a, b)` turned by angle θ becomes
+    `(a cos θ − b sin θ, a sin θ + b cos θ)`.
+
     ```mlir
     %q2 = dit.rope %q {num_heads = 40 : i64, axes_dims = array<i64: 44, 42, 42>,
                        grid = array<i64: 21, 30, 52>, theta = 1.0e+04 : f64,
@@ -119,7 +137,19 @@ def Dit_RotaryEmbeddingOp : Dit_Op<"rope", [Pure, AllTypesMatch<["input", "resul
                    Dit_Positive3DAttr:$grid,
                    F64Attr:$theta, Dit_NonNegativeI64Attr:$text_tokens,
                    Dit_TextPositionAttr:$text_position,
-                   DefaultValuedAttr<Dit_PositiveI64Attr, "1">:$sequence_shards);
+                   DefaultValuedAttr<Dit_PositiveI64Attr, "1">:$sequence_shards,
+                   // Optional rather than default-valued, so plans of the
+                   // `axes` style keep their bytes.
+                   OptionalAttr<Dit_RopeStyleAttr>:$style,
+                   OptionalAttr<ConfinedAttr<DenseF64ArrayAttr,
+                                             [DenseArrayCount<3>]>>:$coordinate_scale,
+                   OptionalAttr<Dit_PositiveI64Attr>:$head_shards);
+  let extraClassDeclaration = [{
+    /// The LTX-Video table over all heads (style ltx).
+    bool isLtxStyle() { return getStyle() == ::mlir::dit::RopeStyle::Ltx; }
+    /// The tp blocks the heads are split in (head_shards, 1 when absent).
+    int64_t getHeadShardCount() { return getHeadShards().value_or(1); }
+  }];
   let results = (outs Dit_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;
@@ -201,7 +231,9 @@ def Dit_AdaLNModulationOp : Dit_Op<"adaln_modulation", [Pure,
     (FLUX, SD3, Qwen-Image: one `[N * D, E]` projection per block). With
     `table` (Wan, LTX-Video), the condition is a projection shared by all
     blocks, `[B, N * D]` (or `[B, D]`, added to every chunk), and the op
-    only adds the block's learned `[1, N, D]` table named `weight`.
+    only adds the block's learned table named `weight`: `[1, N, D]` (Wan),
+    or `[N, D]` with `table_rank = 2` (LTX-Video; absent: 3), as the checkpoint
+    stores it.
 
     ```mlir
     %mod = dit.adaln_modulation %temb {num_chunks = 6 : i64, weight = "blocks.0.scale_shift_table"}
@@ -209,7 +241,9 @@ def Dit_AdaLNModulationOp : Dit_Op<"adaln_modulation", [Pure,
     ```
   }];
   let arguments = (ins Dit_Tensor:$condition, Dit_PositiveI64Attr:$num_chunks, StrAttr:$weight,
-                   UnitAttr:$table);
+                   UnitAttr:$table,
+                   OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<2>,
+                                                       IntMaxValue<3>]>>:$table_rank);
   let results = (outs Dit_Tensor:$result);
   let assemblyFormat = "$condition attr-dict `:` type($condition) `->` type($result)";
   let hasVerifier = 1;

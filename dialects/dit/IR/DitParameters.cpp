@@ -77,7 +77,11 @@ void AdaLNModulationOp::getParameters(
   int64_t e = lastDim(getCondition());
   std::string name = getWeight().str();
   if (getTable()) {
-    add(parameters, name, {1, r.getDimSize(1), r.getDimSize(2)});
+    // As the checkpoint stores it: Wan [1, N, D], LTX-Video [N, D].
+    if (getTableRank() == 2u)
+      add(parameters, name, {r.getDimSize(1), r.getDimSize(2)});
+    else
+      add(parameters, name, {1, r.getDimSize(1), r.getDimSize(2)});
   } else {
     add(parameters, name + ".weight", {r.getDimSize(1) * r.getDimSize(2), e});
     add(parameters, name + ".bias", {r.getDimSize(1) * r.getDimSize(2)});

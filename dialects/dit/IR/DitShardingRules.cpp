@@ -288,7 +288,16 @@ LogicalResult RotaryEmbeddingOp::partition(PartitionContext &context) {
       (*this)->getAttrOfType<ArrayAttr>(kShardingAttrName)[0]);
   if (!sharding.axesOf(1).empty())
     setSequenceShards(context.getMesh().sequenceShards());
-  setNumHeads(getNumHeads() / context.product(sharding, 2));
+  int64_t headShards = context.product(sharding, 2);
+  setNumHeads(getNumHeads() / headShards);
+  // An ltx table spans all heads, so a rank needs to know which block of
+  // them it holds; the runtime finds it from the rank's tp coordinate.
+  if (isLtxStyle() && headShards > 1) {
+    auto axes = sharding.axesOf(2);
+    if (axes.size() != 1 || axes[0] != MeshAxis::TP)
+      return emitOpError() << "an ltx rope's heads may be split by tp only";
+    setHeadShards(headShards);
+  }
   return success();
 }
 

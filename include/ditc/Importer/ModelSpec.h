@@ -73,13 +73,26 @@ struct ModelSpec {
   double boundaryRatio = 0.875;
   bool guidanceEmbeds = false; // FLUX.1-dev / HunyuanVideo embed guidance
   bool useRope = true;
-  std::vector<int64_t> ropeAxes; // per-axis rotary dims, sum = head_dim
+  // Per-axis rotary dims, sum = head_dim (LTX-Video: 2 * (W / 6) each,
+  // over the whole width W).
+  std::vector<int64_t> ropeAxes;
   double ropeTheta = 10000.0;
   bool qkNormAcrossHeads = false; // Wan/LTX rms_norm_across_heads
   bool qkNorm = true;
   int64_t refinerLayers = 0;               // HunyuanVideo token refiner
   std::vector<int64_t> dualAttentionLayers; // SD3.5-medium MMDiT-X blocks
   double eps = 1e-6;
+  // Where a family's modules take another eps than `eps`: LTX-Video's q/k
+  // RMSNorms (1e-5) and its final LayerNorm (1e-6) are fixed in diffusers.
+  std::optional<double> qkNormEps, outNormEps;
+  bool crossAttnNorm = true;    // Wan cross_attn_norm: an affine norm2
+  bool blockNormAffine = false; // LTX norm_elementwise_affine: norm1/norm2 weights
+  bool attentionBias = true;    // q/k/v biases (LTX attention_bias)
+  bool attentionOutBias = true; // to_out.0 bias (LTX attention_out_bias)
+  bool ropeLtx = false;         // LTX-Video's whole-width, fractional rope
+  // Rank of the learned adaLN tables in the checkpoint: [1, N, D] (Wan) or
+  // [N, D] (LTX-Video).
+  int64_t modulationTableRank = 3;
   std::string textEncoderClass, vaeClass;
 
   int64_t numBlocks() const { return doubleBlocks + singleBlocks; }

@@ -35,6 +35,14 @@ void readWan(const JsonObject &config, ModelSpec &spec) {
     config.fail("image_dim",
                 "is set (an image-to-video model); ditc imports text-to-video "
                 "Wan models, expected null");
+  if (config.has("added_kv_proj_dim"))
+    config.fail("added_kv_proj_dim",
+                "is set (the image keys of an image-to-video model); ditc "
+                "imports text-to-video Wan models, expected null");
+  // WanTransformerBlock's norm2 is an affine FP32LayerNorm only with
+  // cross_attn_norm, the identity otherwise. (qk_norm, by contrast, is
+  // ignored by diffusers: WanAttention always has norm_q and norm_k.)
+  spec.crossAttnNorm = config.getOptionalBool("cross_attn_norm", true);
 }
 
 Value buildWan(GraphBuilder &g, const TransformerInputs &in) {
@@ -44,7 +52,8 @@ Value buildWan(GraphBuilder &g, const TransformerInputs &in) {
       g.timestepEmbedding(in.timestep, D, "condition_embedder.time_embedder");
   Value txt = g.twoLayerProjection(in.text, D, "condition_embedder.text_embedder",
                                    ActivationKind::GeluTanh);
-  // One projection of the time embedding serves every block's table.
+  // WanTimeTextImageEmbedding: sinusoid (cos, sin), time_embedder, and one
+  // projection time_proj(silu(temb)) that every block's table is added to.
   Value timeProjection;
   {
     GraphBuilder::ModuleScope scope(g, "condition_embedder");
@@ -57,6 +66,7 @@ Value buildWan(GraphBuilder &g, const TransformerInputs &in) {
                           {/*layerNorm=*/true, "ffn"});
   }
   g.leaveBlock();
+  // shift = table[0] + temb, scale = table[1] + temb.
   return g.epilogue(img, temb, "scale_shift_table", {0, 1, std::nullopt},
                     /*table=*/true);
 }

@@ -437,3 +437,43 @@ module attributes {dit.deployment = #dit.deployment<num_gpus = 2, placements = [
 
 // expected-error @+1 {{signal names component 'image_encoder', which the deployment does not place}}
 module attributes {dit.deployment = #dit.deployment<num_gpus = 2, placements = [#dit.placement<component = "transformer", mesh = #dit.mesh<tp = 2>>], signals = [#dit.signal<from = "image_encoder", to = "transformer", shard_dim = 2>]>} {}
+
+// -----
+
+func.func @rope_ltx_axes(%x: tensor<1x12x32xf32>) {
+  // expected-error @+1 {{an ltx rope over an even width 32 expects axes_dims [10, 10, 10], got [8, 8, 8]}}
+  %0 = dit.rope %x {num_heads = 4 : i64, axes_dims = array<i64: 8, 8, 8>, grid = array<i64: 2, 2, 3>, theta = 1.0e4 : f64, text_tokens = 0 : i64, text_position = #dit<text_position prefix>, style = #dit<rope_style ltx>, coordinate_scale = array<f64: 0.016, 0.015625, 0.015625>} : tensor<1x12x32xf32>
+  return
+}
+
+// -----
+
+func.func @rope_ltx_scale(%x: tensor<1x12x32xf32>) {
+  // expected-error @+1 {{an ltx rope needs coordinate_scale}}
+  %0 = dit.rope %x {num_heads = 4 : i64, axes_dims = array<i64: 10, 10, 10>, grid = array<i64: 2, 2, 3>, theta = 1.0e4 : f64, text_tokens = 0 : i64, text_position = #dit<text_position prefix>, style = #dit<rope_style ltx>} : tensor<1x12x32xf32>
+  return
+}
+
+// -----
+
+func.func @rope_ltx_negative_scale(%x: tensor<1x12x32xf32>) {
+  // expected-error @+1 {{coordinate_scale entries must be finite and positive, got -1}}
+  %0 = dit.rope %x {num_heads = 4 : i64, axes_dims = array<i64: 10, 10, 10>, grid = array<i64: 2, 2, 3>, theta = 1.0e4 : f64, text_tokens = 0 : i64, text_position = #dit<text_position prefix>, style = #dit<rope_style ltx>, coordinate_scale = array<f64: -1.0, 0.015625, 0.015625>} : tensor<1x12x32xf32>
+  return
+}
+
+// -----
+
+func.func @rope_axes_with_scale(%x: tensor<1x8x8xf32>) {
+  // expected-error @+1 {{coordinate_scale and head_shards belong to the ltx style; this rope has style axes}}
+  %0 = dit.rope %x {num_heads = 2 : i64, axes_dims = array<i64: 2, 1, 1>, grid = array<i64: 2, 2, 2>, theta = 1.0e4 : f64, text_tokens = 0 : i64, text_position = #dit<text_position prefix>, head_shards = 2 : i64} : tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @adaln_table_rank_without_table(%t: tensor<1x8xf32>) {
+  // expected-error @+1 {{table_rank describes a learned table; this modulation has none}}
+  %0 = dit.adaln_modulation %t {num_chunks = 6 : i64, weight = "norm.linear", table_rank = 2 : i64} : tensor<1x8xf32> -> tensor<1x6x8xf32>
+  return
+}

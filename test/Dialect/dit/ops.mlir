@@ -128,4 +128,15 @@ func.func @partitioned(%tokens: tensor<1x4x16xf32>, %q: tensor<1x4x8xf32>, %c: t
   %t = dit.cfg_select %c, %u {slot = 0 : i64, cfg = 2 : i64} : tensor<1x3x8xf32>, tensor<1x3x8xf32> -> tensor<1x3x8xf32>
   return %a, %t : tensor<1x4x8xf32>, tensor<1x3x8xf32>
 }
+
+// LTX-Video: a rope over all heads at fractional positions (this rank holds
+// one of 2 tp blocks of a 64-wide table), and an [N, D] modulation table.
+// CHECK-LABEL: func.func @ltx
+func.func @ltx(%q: tensor<1x12x32xf32>, %temb: tensor<1x192xf32>) -> (tensor<1x12x32xf32>, tensor<1x6x32xf32>) {
+  // CHECK: dit.rope %{{.*}} {axes_dims = array<i64: 20, 20, 20>, coordinate_scale = array<f64: 1.600000e-02, 1.562500e-02, 1.562500e-02>, grid = array<i64: 2, 2, 3>, head_shards = 2 : i64, num_heads = 2 : i64, style = #dit<rope_style ltx>
+  %r = dit.rope %q {num_heads = 2 : i64, axes_dims = array<i64: 20, 20, 20>, grid = array<i64: 2, 2, 3>, theta = 1.0e4 : f64, text_tokens = 0 : i64, text_position = #dit<text_position prefix>, style = #dit<rope_style ltx>, coordinate_scale = array<f64: 0.016, 0.015625, 0.015625>, head_shards = 2 : i64} : tensor<1x12x32xf32>
+  // CHECK: dit.adaln_modulation %{{.*}} {num_chunks = 6 : i64, table, table_rank = 2 : i64, weight = "transformer_blocks.0.scale_shift_table"}
+  %m = dit.adaln_modulation %temb {num_chunks = 6 : i64, weight = "transformer_blocks.0.scale_shift_table", table, table_rank = 2 : i64} : tensor<1x192xf32> -> tensor<1x6x32xf32>
+  return %r, %m : tensor<1x12x32xf32>, tensor<1x6x32xf32>
+}
 }

@@ -55,6 +55,12 @@ struct OpAttrs {
   std::array<int64_t, 3> grid{}, axesDims{};
   double theta = 0;
   int64_t sequenceShards = 1;
+  // rope style ltx (LTX-Video): one table over all heads, fractional
+  // positions coordinate * coordinateScale; the input is tp block
+  // `coords.tp` of headShards.
+  bool ropeLtx = false;
+  std::array<double, 3> coordinateScale{};
+  int64_t headShards = 1;
   // timestep_embedding
   int64_t freqDim = 0;
   // adaln_modulation
