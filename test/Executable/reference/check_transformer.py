@@ -118,7 +118,10 @@ def main():
     ap.add_argument("--size", required=True, help="HxWxF")
     ap.add_argument("--steps", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--tolerance", type=float, default=1e-5)
+    # float32 dit-run against float64 math lands near 1e-7 on the tiny
+    # models; 1e-6 keeps a tenfold margin and still sees small slips, such
+    # as LTX's q/k norm eps 1e-6 for 1e-5 (about 5e-6).
+    ap.add_argument("--tolerance", type=float, default=1e-6)
     ap.add_argument("--break", dest="broken", default=None,
                     choices=["swap-shift-scale", "no-rope", "sin-cos"])
     ap.add_argument("--name", default=None)
