@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from common import (feed_forward_gelu_tanh, heads, layer_norm, linear, merge_heads,
+from wan_ltx_common import (feed_forward_gelu_tanh, heads, layer_norm, linear, merge_heads,
                     pixart_text_projection, rms_norm, rotate_pairs, sdpa, silu,
                     timestep_embedding, timestep_sinusoid)
 

@@ -7,7 +7,7 @@ Wan2.2 TI2V's expand_timesteps passes it), the text [B, L, text_dim], and
 returns the output [B, C_out, F, H, W]."""
 import numpy as np
 
-from common import (feed_forward_gelu_tanh, heads, layer_norm, linear, merge_heads,
+from wan_ltx_common import (feed_forward_gelu_tanh, heads, layer_norm, linear, merge_heads,
                     pixart_text_projection, rms_norm, rotate_pairs, sdpa, silu,
                     timestep_embedding, timestep_sinusoid)
 

@@ -14,7 +14,7 @@ the second expert below boundary_ratio x 1000) through diffusers' math.
 With --steps 1, dit-run's output o is x - v, so the comparison is that of
 the transformer output v itself.
 
-Usage: check_transformer.py --ditc D --dit-run R --model DIR --workdir W
+Usage: check_wan_ltx.py --ditc D --dit-run R --model DIR --workdir W
          --size HxWxF [--steps K] [--tolerance T] [--break WHAT]
          [--flags "COMPILE FLAGS" --nproc N]
 (--flags compiles a parallel plan instead, run on N ranks.)
@@ -36,7 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 
-import common  # noqa: E402
+import wan_ltx_common as common  # noqa: E402
 import ltx  # noqa: E402
 import wan  # noqa: E402
 from simulate_plan import counter_normal, full_parameter, report  # noqa: E402
@@ -186,7 +186,7 @@ def main():
                                  f, h, w, scale)
             v = ltx.unpack(tokens, f, h, w)
         else:
-            sys.exit(f"check_transformer: no reference for family {family}")
+            sys.exit(f"check_wan_ltx: no reference for family {family}")
         latents = latents + (sigmas[step + 1] - sigmas[step]) * v
     sys.exit(report(got, latents, args.tolerance, name))
 
