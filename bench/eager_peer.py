@@ -493,6 +493,11 @@ class RankProgram:
             return lambda xs, _: [xs[0] + xs[1]]
 
         if name == "dit.rope":
+            if a.get("style", "axes") != "axes":
+                # The benchmark runs bench-wan; LTX-Video's whole-width table
+                # (simulate_plan.rope) is left to dit-run and the references.
+                raise SystemExit(f"eager_peer: rope style {a['style']} is not implemented; "
+                                 "it runs axes-style ropes only")
             tokens = shapes[op["in"][0]][1]
             angle = rope_tables(a, tokens, self.latent_block)
             cos = torch.from_numpy(np.cos(angle)).float()[None, :, None, :]
