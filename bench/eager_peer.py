@@ -343,8 +343,13 @@ def rope_tables(a, tokens, block):
     image = tokens - text
     first = block * image if a.get("sequence_shards", 1) > 1 else 0
     coords = np.stack(np.unravel_index(np.arange(first, first + image), a["grid"]), 1)
-    zeros = np.zeros((text, 3), dtype=coords.dtype)
-    coords = np.concatenate([zeros, coords] if pos == "prefix" else [coords, zeros])
+    texts = np.zeros((text, 3), dtype=coords.dtype)
+    if a.get("centered"):
+        # Qwen-Image: rows and columns centred, text after the image.
+        _, gh, gw = a["grid"]
+        coords = coords - np.array([0, gh - gh // 2, gw - gw // 2])
+        texts = np.repeat((max(gh // 2, gw // 2) + np.arange(text))[:, None], 3, axis=1)
+    coords = np.concatenate([texts, coords] if pos == "prefix" else [coords, texts])
     angles = []
     for axis, dim in enumerate(a["axes_dims"]):
         if dim % 2:
@@ -450,6 +455,7 @@ class RankProgram:
             w1, b1, w2, b2 = params
             half = a["freq_dim"] // 2
             freqs = torch.exp(-math.log(10000.0) * torch.arange(half, dtype=torch.float64) / half)
+            freqs = freqs * a.get("scale", 1.0)  # FLUX's guidance: 1000 x g
 
             def run(xs, _):
                 # float64 for the angles: t reaches 1000, where float32
@@ -466,6 +472,15 @@ class RankProgram:
             if bias is not None and op["params"][1].get("only_on_axis_coordinate_0") \
                     and self.tp_index != 0:
                 bias = None  # row-parallel bias: zero off tp coordinate 0
+            if "pos_embed_max_size" in a:
+                # SD3: the centred crop of the position table, this block's rows.
+                side, (_, h, w) = a["pos_embed_max_size"], a["grid"]
+                tokens = shapes[op["in"][0]][1]
+                first = self.latent_block * tokens if a.get("sequence_shards", 1) > 1 else 0
+                token = torch.arange(first, first + tokens)
+                rows = ((side - h) // 2 + token // w) * side + (side - w) // 2 + token % w
+                table = params[2][0, rows]
+                return lambda xs, _: [F.linear(xs[0], weight, bias) + table]
             return lambda xs, _: [F.linear(xs[0], weight, bias)]
 
         if name == "dit.adaln_modulation":

@@ -60,20 +60,28 @@ void GraphBuilder::buildTransformer(func::FuncOp fn) {
 // Sub-layers
 //===----------------------------------------------------------------------===//
 
-Value GraphBuilder::patchEmbed(Value latents, const std::string &weight) {
+Value GraphBuilder::patchEmbed(Value latents, const std::string &weight,
+                               const std::string &posTable) {
   ModuleScope scope(*this, weight);
+  bool table = !posTable.empty();
   return make<PatchEmbedOp>(
       tensor({B, S, D}), latents,
       b.getDenseI64ArrayAttr({spec.patch[0], spec.patch[1], spec.patch[2]}),
-      b.getStringAttr(weight));
+      b.getStringAttr(weight), table ? b.getStringAttr(posTable) : StringAttr(),
+      table ? b.getI64IntegerAttr(spec.posEmbedMaxSize) : IntegerAttr(),
+      table ? b.getDenseI64ArrayAttr({w.grid[0], w.grid[1], w.grid[2]})
+            : DenseI64ArrayAttr(),
+      IntegerAttr());
 }
 
 Value GraphBuilder::timestepEmbedding(Value t, int64_t out,
-                                      const std::string &weight) {
+                                      const std::string &weight, double scale) {
   ModuleScope scope(*this, weight);
-  return make<TimestepEmbeddingOp>(tensor({B, out}), t,
-                                   b.getI64IntegerAttr(spec.freqDim),
-                                   b.getStringAttr(weight));
+  // Scale 1 stays unwritten, so plans without one keep their bytes.
+  return make<TimestepEmbeddingOp>(
+      tensor({B, out}), t, b.getI64IntegerAttr(spec.freqDim),
+      b.getStringAttr(weight),
+      scale == 1.0 ? FloatAttr() : b.getF64FloatAttr(scale));
 }
 
 Value GraphBuilder::linear(Value x, int64_t out, const std::string &weight,
@@ -159,7 +167,8 @@ Value GraphBuilder::rope(Value x, int64_t textTokens, TextPosition position) {
       b.getF64FloatAttr(spec.ropeTheta), b.getI64IntegerAttr(textTokens),
       TextPositionAttr::get(b.getContext(), position),
       /*sequence_shards=*/IntegerAttr(), /*style=*/RopeStyleAttr(),
-      /*coordinate_scale=*/DenseF64ArrayAttr(), /*head_shards=*/IntegerAttr());
+      /*coordinate_scale=*/DenseF64ArrayAttr(), /*head_shards=*/IntegerAttr(),
+      /*centered=*/spec.ropeCentered ? b.getUnitAttr() : UnitAttr());
   if (spec.ropeLtx) {
     op.setStyle(RopeStyle::Ltx);
     std::array<double, 3> scale = ltxRopeCoordinateScale(spec);
@@ -233,13 +242,15 @@ Value GraphBuilder::twoLayerProjection(Value x, int64_t out,
 // Embeddings and blocks
 //===----------------------------------------------------------------------===//
 
-Value GraphBuilder::combinedTimestepTextEmbedding(const TransformerInputs &in) {
+Value GraphBuilder::combinedTimestepTextEmbedding(const TransformerInputs &in,
+                                                  double guidanceScale) {
   ModuleScope scope(*this, "time_text_embed");
   Value temb =
       timestepEmbedding(in.timestep, D, "time_text_embed.timestep_embedder");
   if (in.guidance)
     temb = residual(temb, timestepEmbedding(in.guidance, D,
-                                            "time_text_embed.guidance_embedder"));
+                                            "time_text_embed.guidance_embedder",
+                                            guidanceScale));
   return residual(temb, twoLayerProjection(in.pooled, D,
                                            "time_text_embed.text_embedder",
                                            ActivationKind::Silu));
@@ -321,7 +332,8 @@ GraphBuilder::dualStreamBlock(Value img, Value txt, Value temb, int64_t i,
 
   Value imgMod = adaln(temb, imgChunks, D, imgModName);
   Value txtMod = adaln(temb, txtChunks, Dt, txtModName);
-  Value imgIn = modulate(norm(img), imgMod, imgAttn);
+  Value imgNormed = norm(img);
+  Value imgIn = modulate(imgNormed, imgMod, imgAttn);
   Value txtIn = modulate(norm(txt), txtMod, txtAttn);
 
   std::string a = p + ".attn";
@@ -346,8 +358,10 @@ GraphBuilder::dualStreamBlock(Value img, Value txt, Value temb, int64_t i,
     imgAttnOut = rmsNorm(imgAttnOut);
   img = residual(img, imgAttnOut, imgMod, *imgAttn.gate);
   if (dualAttention) {
-    // SD3.5 MMDiT-X: a second, image-only self-attention.
-    Value h2 = modulate(layerNorm(img), imgMod, {6, 7, 8});
+    // SD3.5 MMDiT-X (SD35AdaLayerNormZeroX): a second, image-only
+    // self-attention whose input is the block's input under the same norm,
+    // modulated by chunks 6 and 7; its gated output joins after the first.
+    Value h2 = modulate(imgNormed, imgMod, {6, 7, 8});
     img = residual(img, selfAttention(h2, p + ".attn2"), imgMod, 8);
   }
   Value h = modulate(norm(img), imgMod, imgMlp);

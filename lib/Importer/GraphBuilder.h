@@ -102,9 +102,13 @@ public:
   // Sub-layers
   //===--------------------------------------------------------------------===//
 
-  mlir::Value patchEmbed(mlir::Value latents, const std::string &weight);
+  /// The patch projection `weight`; with `posTable` (SD3), plus the rows of
+  /// that cropped position table (spec.posEmbedMaxSize).
+  mlir::Value patchEmbed(mlir::Value latents, const std::string &weight,
+                         const std::string &posTable = "");
+  /// Sinusoidal features of `scale` x t, then the MLP `weight`.
   mlir::Value timestepEmbedding(mlir::Value t, int64_t out,
-                                const std::string &weight);
+                                const std::string &weight, double scale = 1.0);
   mlir::Value linear(mlir::Value x, int64_t out, const std::string &weight,
                      bool bias = true);
   /// A norm is affine exactly when it names a weight.
@@ -159,8 +163,11 @@ public:
 
   /// diffusers' CombinedTimestep(Guidance)TextProjEmbeddings (FLUX,
   /// HunyuanVideo, SD3): timestep, the guidance scale when embedded, and
-  /// the pooled text, summed.
-  mlir::Value combinedTimestepTextEmbedding(const TransformerInputs &in);
+  /// the pooled text, summed. The guidance embedding is of
+  /// `guidanceScale` x the guidance input (FLUX's transformer multiplies it
+  /// by 1000).
+  mlir::Value combinedTimestepTextEmbedding(const TransformerInputs &in,
+                                            double guidanceScale = 1.0);
 
   /// Self-attention over one stream with separate q/k/v, module `p`.
   mlir::Value selfAttention(mlir::Value x, const std::string &p);

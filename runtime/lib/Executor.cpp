@@ -3,6 +3,7 @@
 #include "ditc/Runtime/Initializer.h"
 #include "ditc/Runtime/Kernels.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -111,12 +112,16 @@ std::vector<at::Tensor> Executor::runFunction(const Function &fn,
   return results;
 }
 
-static at::Tensor sinusoid(const at::Tensor &t, int64_t dim) {
+/// diffusers' get_timestep_embedding(flip_sin_to_cos=True,
+/// downscale_freq_shift=0) of scale x t, in double: the arguments reach
+/// 1000 x scale, where float32 would lose the low bits.
+static at::Tensor sinusoid(const at::Tensor &t, int64_t dim, double scale) {
   int64_t half = dim / 2;
   at::Tensor freqs = at::exp(-std::log(10000.0) *
                              at::arange(half, at::TensorOptions(at::kDouble)) /
                              double(half));
-  at::Tensor args = t.to(at::kDouble).cpu().unsqueeze(1) * freqs.unsqueeze(0);
+  at::Tensor args =
+      (t.to(at::kDouble).cpu() * scale).unsqueeze(1) * freqs.unsqueeze(0);
   return at::cat({at::cos(args), at::sin(args)}, -1);
 }
 
@@ -142,12 +147,15 @@ std::vector<at::Tensor> Executor::runOp(const Function &fn, const Op &op,
     return results;
   }
   case OpKind::TimestepEmbedding: {
-    at::Tensor s = sinusoid(x, a.freqDim)
+    at::Tensor s = sinusoid(x, a.freqDim, a.timestepScale)
                        .to(at::TensorOptions(frameType).device(device));
     at::Tensor h = at::silu(tiledLinear(s, p[0], p[1]));
     return {tiledLinear(h, p[2], p[3])};
   }
   case OpKind::PatchEmbed:
+    if (a.posEmbedMaxSize)
+      return {patchEmbedWithTable(op, x)};
+    return {tiledLinear(x, p[0], p.size() > 1 ? p[1] : at::Tensor())};
   case OpKind::Linear:
     return {tiledLinear(x, p[0], p.size() > 1 ? p[1] : at::Tensor())};
   case OpKind::AdalnModulation: {
@@ -340,6 +348,26 @@ at::Tensor Executor::norm(const Op &op, const at::Tensor &x) {
   return normalize(xg, s1, s2);
 }
 
+at::Tensor Executor::patchEmbedWithTable(const Op &op, const at::Tensor &x) {
+  const auto &p = params(op);
+  const OpAttrs &a = op.a;
+  int64_t tokens = x.size(1), side = a.posEmbedMaxSize;
+  int64_t h = a.grid[1], w = a.grid[2];
+  // PatchEmbed.cropped_pos_embed: the centred h x w window of the table.
+  int64_t top = (side - h) / 2, left = (side - w) / 2;
+  int64_t first = a.sequenceShards > 1 ? manifest.latentBlock(rank) * tokens : 0;
+  std::vector<int64_t> rows(tokens);
+  for (int64_t s = 0; s < tokens; ++s) {
+    int64_t token = first + s;
+    rows[s] = (top + token / w) * side + left + token % w;
+  }
+  at::Tensor index = at::from_blob(rows.data(), {tokens}, at::TensorOptions(at::kLong))
+                         .clone()
+                         .to(device);
+  at::Tensor table = p[2].select(0, 0).index_select(0, index);
+  return tiledLinear(x, p[0], p[1]) + table.unsqueeze(0);
+}
+
 at::Tensor Executor::rope(const Op &op, const at::Tensor &x) {
   int64_t seq = x.size(1), width = x.size(2);
   const OpAttrs &a = op.a;
@@ -409,10 +437,7 @@ at::Tensor Executor::rope(const Op &op, const at::Tensor &x) {
     };
     std::vector<double> cosTable(seq * d, 1.0), sinTable(seq * d, 0.0);
     int64_t gh = int64_t(grid[1]), gw = int64_t(grid[2]);
-    for (int64_t s = 0; s < image; ++s) {
-      int64_t token = first + s;
-      int64_t coord[3] = {token / (gh * gw), (token / gw) % gh, token % gw};
-      int64_t row = prefix ? text + s : s;
+    auto turn = [&](int64_t row, const int64_t coord[3]) {
       for (const Pair &pair : pairs) {
         double angle = position(pair.axis, coord[pair.axis]) * pair.freq;
         double *cosRow = &cosTable[row * d], *sinRow = &sinTable[row * d];
@@ -420,7 +445,25 @@ at::Tensor Executor::rope(const Op &op, const at::Tensor &x) {
         sinRow[pair.even] = -std::sin(angle);
         sinRow[pair.even + 1] = std::sin(angle);
       }
+    };
+    // Qwen-Image's centred rows and columns (QwenEmbedRope, scale_rope).
+    int64_t rowShift = a.centered ? gh - gh / 2 : 0;
+    int64_t colShift = a.centered ? gw - gw / 2 : 0;
+    for (int64_t s = 0; s < image; ++s) {
+      int64_t token = first + s;
+      int64_t coord[3] = {token / (gh * gw), (token / gw) % gh - rowShift,
+                          token % gw - colShift};
+      turn(prefix ? text + s : s, coord);
     }
+    // Its text follows the image on every axis: token j at max(H/2, W/2) + j.
+    // Elsewhere text sits at position zero, which the table's
+    // initial values (cos 1, sin 0) already hold.
+    if (a.centered)
+      for (int64_t j = 0; j < text; ++j) {
+        int64_t at = std::max(gh / 2, gw / 2) + j;
+        int64_t coord[3] = {at, at, at};
+        turn(prefix ? j : image + j, coord);
+      }
     auto options = at::TensorOptions(at::kDouble);
     RopeTable table;
     table.cos = at::from_blob(cosTable.data(), {seq, 1, d}, options)

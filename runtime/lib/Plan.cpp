@@ -613,6 +613,15 @@ private:
       if (a.freqDim % 2)
         attrs.fail("freq_dim", "is " + std::to_string(a.freqDim) +
                                    "; the sinusoidal embedding needs an even size");
+      a.timestepScale = attrs.getOptionalDouble("scale", 1.0, 1e-6, 1e6);
+      break;
+    case OpKind::PatchEmbed:
+      if (attrs.has("pos_embed_max_size")) {
+        a.posEmbedMaxSize = attrs.getInt("pos_embed_max_size", 1, 1 << 16);
+        a.grid = triple(attrs, "grid", 1, kMaxValueElements);
+        a.sequenceShards =
+            attrs.getOptionalInt("sequence_shards", 1, 1 << 20).value_or(1);
+      }
       break;
     case OpKind::AdalnModulation:
       a.table = attrs.getOptionalBool("table", false);
@@ -662,6 +671,7 @@ private:
         attrs.fail(attrs.has("coordinate_scale") ? "coordinate_scale" : "head_shards",
                    "belongs to the ltx rope style; this rope has style axes");
       }
+      a.centered = attrs.getOptionalBool("centered", false);
       break;
     case OpKind::Attention:
       a.numHeads = attrs.getInt("num_heads", 1, 1 << 16);

@@ -337,14 +337,38 @@ private:
       expectCounts(1, 1, 1);
       if (in(0).empty())
         fail("operand is 0-d; a linear map needs a feature dimension");
-      expectParams(1, 2);
+      // SD3's patch embedding also adds rows of its position table.
+      bool table = a.posEmbedMaxSize > 0;
+      if (table)
+        expectParams(3, 3);
+      else
+        expectParams(1, 2);
       if (param(0).size() != 2)
         fail("weight '" + escapeInvalidUtf8(op->params[0].name) + "' is " +
              formatShape(param(0)) + "; expected [out, in]");
       int64_t outFeatures = param(0)[0];
       expectParam(0, {outFeatures, in(0).back()});
-      if (op->params.size() == 2)
+      if (op->params.size() >= 2)
         expectParam(1, {outFeatures});
+      if (table) {
+        expectRank(in(0), 3, "the patch tokens");
+        int64_t side = a.posEmbedMaxSize;
+        expectParam(2, {1, side * side, outFeatures});
+        if (a.grid[0] != 1 || a.grid[1] > side || a.grid[2] > side)
+          fail("grid [" + std::to_string(a.grid[0]) + ", " +
+               std::to_string(a.grid[1]) + ", " + std::to_string(a.grid[2]) +
+               "] is not one frame within the " + std::to_string(side) + "x" +
+               std::to_string(side) + " position table");
+        if (a.sequenceShards != 1 && a.sequenceShards != m.latentBlocks())
+          fail("sequence_shards is " + std::to_string(a.sequenceShards) +
+               ", but the latents are split into " +
+               std::to_string(m.latentBlocks()) + " blocks");
+        if (a.grid[1] * a.grid[2] != in(0)[1] * a.sequenceShards)
+          fail("grid [1, " + std::to_string(a.grid[1]) + ", " +
+               std::to_string(a.grid[2]) + "] does not hold " +
+               std::to_string(a.sequenceShards) + " shard(s) of " +
+               std::to_string(in(0)[1]) + " tokens");
+      }
       Shape result = in(0);
       result.back() = outFeatures;
       expectResult(result);

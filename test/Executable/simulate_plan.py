@@ -121,10 +121,10 @@ def silu(x):
     return x / (1 + np.exp(-x))
 
 
-def sinusoid(t, dim):
+def sinusoid(t, dim, scale=1.0):
     half = dim // 2
     freqs = np.exp(-math.log(10000.0) * np.arange(half) / half)
-    args = t[:, None] * freqs[None, :]
+    args = (t * scale)[:, None] * freqs[None, :]
     return np.concatenate([np.cos(args), np.sin(args)], axis=-1)
 
 
@@ -160,8 +160,16 @@ def rope(x, a, block, head_block):
     image = s - text
     first = block * image if a.get("sequence_shards", 1) > 1 else 0
     coords = np.stack(np.unravel_index(np.arange(first, first + image), a["grid"]), 1)
-    zeros = np.zeros((text, 3), dtype=coords.dtype)
-    coords = np.concatenate([zeros, coords] if pos == "prefix" else [coords, zeros])
+    if a.get("centered"):
+        # Qwen-Image: rows and columns centred, text after the image on
+        # every axis.
+        _, gh, gw = a["grid"]
+        coords = coords - np.array([0, gh - gh // 2, gw - gw // 2])
+        start = max(gh // 2, gw // 2)
+        texts = np.repeat((start + np.arange(text))[:, None], 3, axis=1)
+    else:
+        texts = np.zeros((text, 3), dtype=coords.dtype)
+    coords = np.concatenate([texts, coords] if pos == "prefix" else [coords, texts])
     xh = x.reshape(b, s, heads, d).copy()
     if ltx:
         full = width * a.get("head_shards", 1)
@@ -330,11 +338,20 @@ class Rank:
         name, a = op["op"], op.get("attrs", {})
         x = ins[0] if ins else None
         if name == "dit.timestep_embedding":
-            h = sinusoid(x, a["freq_dim"]) @ self.param(op, 0).T + self.param(op, 1)
+            h = sinusoid(x, a["freq_dim"], a.get("scale", 1.0)) @ self.param(op, 0).T \
+                + self.param(op, 1)
             return [silu(h) @ self.param(op, 2).T + self.param(op, 3)]
         if name in ("dit.patch_embed", "dit.linear"):
             y = x @ self.param(op, 0).T
-            return [y + self.param(op, 1) if len(op["params"]) > 1 else y]
+            y = y + self.param(op, 1) if len(op["params"]) > 1 else y
+            if "pos_embed_max_size" in a:
+                # SD3: the centred crop of the position table, this block's rows.
+                side, (_, h, w) = a["pos_embed_max_size"], a["grid"]
+                first = self.block() * y.shape[1] if a.get("sequence_shards", 1) > 1 else 0
+                token = np.arange(first, first + y.shape[1])
+                rows = ((side - h) // 2 + token // w) * side + (side - w) // 2 + token % w
+                y = y + self.param(op, 2)[0, rows]
+            return [y]
         if name == "dit.adaln_modulation":
             if a.get("table"):
                 table = self.param(op, 0)

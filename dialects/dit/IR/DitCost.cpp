@@ -24,9 +24,11 @@ int64_t LinearOp::getFlops() {
   return 2 * numElements(getInput().getType()) * lastDim(getResult());
 }
 
-/// Patches of F values projected to D: 2·(B·S)·D·F.
+/// Patches of F values projected to D: 2·(B·S)·D·F, plus one add per
+/// output element for a position table.
 int64_t PatchEmbedOp::getFlops() {
-  return 2 * numElements(getLatents().getType()) * lastDim(getResult());
+  int64_t table = getPosEmbed() ? numElements(getResult().getType()) : 0;
+  return 2 * numElements(getLatents().getType()) * lastDim(getResult()) + table;
 }
 
 /// linear_1 (F -> D) and linear_2 (D -> D) per timestep.

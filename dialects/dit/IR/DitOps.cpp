@@ -63,6 +63,45 @@ LogicalResult TimestepEmbeddingOp::verify() {
   if (getFreqDim() % 2 != 0)
     return emitOpError() << "freq_dim must be a positive even number, got "
                          << getFreqDim();
+  double scale = getScale() ? getScale()->convertToDouble() : 1.0;
+  if (!(scale > 0.0 && scale <= 1e6))
+    return emitOpError() << "scale must be in (0, 1e6], got " << scale;
+  return success();
+}
+
+/// SD3's cropped position table: the three attributes come together, the
+/// grid is one frame that fits the table, and it covers the op's tokens.
+static LogicalResult verifyPositionTable(PatchEmbedOp op) {
+  bool table = bool(op.getPosEmbed()), size = bool(op.getPosEmbedMaxSize()),
+       grid = bool(op.getGrid());
+  int64_t shards = op.getSequenceShards().value_or(1);
+  if (!table && !size && !grid) {
+    if (shards != 1)
+      return op.emitOpError()
+             << "sequence_shards only applies with a pos_embed table";
+    return success();
+  }
+  if (!table || !size || !grid)
+    return op.emitOpError() << "pos_embed, pos_embed_max_size and grid come "
+                               "together; got "
+                            << (table ? "" : "no ") << "pos_embed, "
+                            << (size ? "" : "no ") << "pos_embed_max_size, "
+                            << (grid ? "" : "no ") << "grid";
+  ArrayRef<int64_t> g = *op.getGrid();
+  int64_t m = *op.getPosEmbedMaxSize();
+  if (g[0] != 1)
+    return op.emitOpError() << "a pos_embed table covers one frame, but the "
+                               "grid has "
+                            << g[0];
+  if (g[1] > m || g[2] > m)
+    return op.emitOpError() << "the " << g[1] << "x" << g[2]
+                            << " token grid does not fit pos_embed_max_size "
+                            << m << " (diffusers refuses it)";
+  int64_t tokens = tensorOf(op.getResult()).getDimSize(1);
+  if ((g[1] * g[2]) % shards != 0 || g[1] * g[2] / shards != tokens)
+    return op.emitOpError() << "grid " << g[1] << "x" << g[2] << " in "
+                            << shards << " shard(s) does not give the "
+                            << tokens << " tokens of the result";
   return success();
 }
 
@@ -70,6 +109,8 @@ LogicalResult PatchEmbedOp::verify() {
   auto in = tensorOf(getLatents());
   auto out = tensorOf(getResult());
   ArrayRef<int64_t> patch = getPatch();
+  if (out.getRank() == 3 && failed(verifyPositionTable(*this)))
+    return failure();
   if (in.getRank() == 3) {
     // Already patchified latents: a projection of each token.
     if (out.getRank() != 3 || out.getDimSize(0) != in.getDimSize(0) ||

@@ -55,7 +55,11 @@ def Dit_TimestepEmbeddingOp : Dit_Op<"timestep_embedding", [Pure,
   let summary = "Sinusoidal timestep features followed by an MLP";
   let description = [{
     Maps a batch of timesteps `[B]` to `[B, D]`: `freq_dim` sinusoidal
-    features, then `linear_1`, SiLU, `linear_2` named after `weight`.
+    features of `scale * t` (diffusers' `Timesteps` with
+    `flip_sin_to_cos`: cosines first, frequencies `10000^(-k / (freq_dim / 2))`),
+    then `linear_1`, SiLU, `linear_2` named after `weight`. `scale` (1 when
+    absent) is what the transformer multiplies its input by before
+    embedding it: FLUX.1-dev embeds its guidance scale times 1000.
 
     ```mlir
     %temb = dit.timestep_embedding %t {freq_dim = 256 : i64, weight = "condition_embedder.time_embedder"}
@@ -63,14 +67,15 @@ def Dit_TimestepEmbeddingOp : Dit_Op<"timestep_embedding", [Pure,
     ```
   }];
   let arguments = (ins Dit_Tensor:$timestep, Dit_PositiveI64Attr:$freq_dim,
-                   StrAttr:$weight);
+                   StrAttr:$weight,
+                   OptionalAttr<F64Attr>:$scale);
   let results = (outs Dit_Tensor:$result);
   let assemblyFormat = "$timestep attr-dict `:` type($timestep) `->` type($result)";
   let hasVerifier = 1;
 }
 
 def Dit_PatchEmbedOp : Dit_Op<"patch_embed", [Pure,
-    Dit_Shardable, Dit_Parameters, Dit_Cost]> {
+    Dit_ShardablePartition, Dit_Parameters, Dit_Cost]> {
   let summary = "Cut latents into patches and project them to the model width";
   let description = [{
     Takes latents `[B, C, H, W]` (images) or `[B, C, F, H, W]` (video) and
@@ -84,12 +89,29 @@ def Dit_PatchEmbedOp : Dit_Op<"patch_embed", [Pure,
     then already patchified, `[B, S, C * pt * ph * pw]`, and the op is the
     projection alone.
 
+    With `pos_embed` (SD3's `PatchEmbed` with `pos_embed_max_size`), each
+    token then adds a row of the learned table `pos_embed`, a checkpoint
+    tensor `[1, M * M, D]` for `M = pos_embed_max_size`: the table is an
+    `M x M` grid, cropped to the image's `grid` (`[1, h, w]` tokens) at its
+    centre, so token (r, c) adds row `(top + r) * M + left + c` with
+    `top = (M - h) / 2` and `left = (M - w) / 2` (floor). After sequence
+    partitioning the op holds one of `sequence_shards` (1 when absent) equal
+    contiguous blocks of the grid's tokens, as `dit.rope` does.
+
     ```mlir
     %x = dit.patch_embed %latents {patch = array<i64: 1, 2, 2>, weight = "patch_embedding"}
         : tensor<1x16x21x60x104xbf16> -> tensor<1x32760x5120xbf16>
+    %y = dit.patch_embed %latents {patch = array<i64: 1, 2, 2>, weight = "pos_embed.proj",
+                                   pos_embed = "pos_embed.pos_embed", pos_embed_max_size = 192 : i64,
+                                   grid = array<i64: 1, 64, 64>}
+        : tensor<1x16x128x128xbf16> -> tensor<1x4096x1536xbf16>
     ```
   }];
-  let arguments = (ins Dit_Tensor:$latents, Dit_Positive3DAttr:$patch, StrAttr:$weight);
+  let arguments = (ins Dit_Tensor:$latents, Dit_Positive3DAttr:$patch, StrAttr:$weight,
+                   OptionalAttr<StrAttr>:$pos_embed,
+                   OptionalAttr<Dit_PositiveI64Attr>:$pos_embed_max_size,
+                   OptionalAttr<Dit_Positive3DAttr>:$grid,
+                   OptionalAttr<Dit_PositiveI64Attr>:$sequence_shards);
   let results = (outs Dit_Tensor:$result);
   let assemblyFormat = "$latents attr-dict `:` type($latents) `->` type($result)";
   let hasVerifier = 1;
@@ -103,7 +125,17 @@ def Dit_RotaryEmbeddingOp : Dit_Op<"rope", [Pure, AllTypesMatch<["input", "resul
     Image tokens take positions from `grid` (frames, rows, columns), split
     over the head dimension by `axes_dims`, which must sum to `head_dim`.
     In a joint sequence `text_tokens` tokens sit before (`prefix`) or after
-    (`suffix`) the image tokens; they get position zero. After sequence
+    (`suffix`) the image tokens; they get position zero. Each axis turns
+    adjacent channel pairs (2k, 2k + 1) of its slice of the head by angle
+    `position * theta^(-2k / axes_dim)`, diffusers' interleaved (complex or
+    `repeat_interleave_real`) rotary embedding.
+
+    `centered` gives Qwen-Image's positions (`QwenEmbedRope` with
+    `scale_rope`): image row r of H sits at `r - (H - H / 2)`, column c of W
+    at `c - (W - W / 2)` (frames still count from 0), and text token j sits
+    at `m + j` on every axis, `m = max(H / 2, W / 2)` (floor divisions).
+
+    After sequence
     partitioning the input holds one of `sequence_shards` equal contiguous
     blocks of the grid's tokens: the block at the rank's sequence position.
 
@@ -143,7 +175,8 @@ def Dit_RotaryEmbeddingOp : Dit_Op<"rope", [Pure, AllTypesMatch<["input", "resul
                    OptionalAttr<Dit_RopeStyleAttr>:$style,
                    OptionalAttr<ConfinedAttr<DenseF64ArrayAttr,
                                              [DenseArrayCount<3>]>>:$coordinate_scale,
-                   OptionalAttr<Dit_PositiveI64Attr>:$head_shards);
+                   OptionalAttr<Dit_PositiveI64Attr>:$head_shards,
+                   UnitAttr:$centered);
   let extraClassDeclaration = [{
     /// The LTX-Video table over all heads (style ltx).
     bool isLtxStyle() { return getStyle() == ::mlir::dit::RopeStyle::Ltx; }

@@ -104,4 +104,9 @@ void PatchEmbedOp::getParameters(int64_t,
   std::string name = getWeight().str();
   add(parameters, name + ".weight", {d, f});
   add(parameters, name + ".bias", {d});
+  // SD3's position table: a persistent buffer, so a checkpoint tensor.
+  if (auto table = getPosEmbed()) {
+    int64_t m = getPosEmbedMaxSize().value_or(0);
+    add(parameters, table->str(), {1, m * m, d});
+  }
 }

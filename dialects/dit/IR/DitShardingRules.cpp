@@ -156,6 +156,18 @@ LogicalResult PatchEmbedOp::propagateSharding(ShardingContext &context) {
   return success();
 }
 
+/// A rank embeds its block of the token grid; a position table is indexed
+/// by the block's place in the grid.
+LogicalResult PatchEmbedOp::partition(PartitionContext &context) {
+  if (failed(context.setLocalTypes(*this)))
+    return failure();
+  auto sharding = cast<ShardingAttr>(
+      (*this)->getAttrOfType<ArrayAttr>(kShardingAttrName)[0]);
+  if (getPosEmbed() && !sharding.axesOf(1).empty())
+    setSequenceShards(context.getMesh().sequenceShards());
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Linear: the tensor-parallel pairs
 //===----------------------------------------------------------------------===//

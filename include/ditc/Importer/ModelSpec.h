@@ -77,6 +77,12 @@ struct ModelSpec {
   // over the whole width W).
   std::vector<int64_t> ropeAxes;
   double ropeTheta = 10000.0;
+  // Qwen-Image (scale_rope): image rows and columns centred on zero, text
+  // positions after the image's (dit.rope's `centered`).
+  bool ropeCentered = false;
+  // SD3: the learned position table's grid side (pos_embed_max_size); 0
+  // when the patch embedding adds none.
+  int64_t posEmbedMaxSize = 0;
   bool qkNormAcrossHeads = false; // Wan/LTX rms_norm_across_heads
   bool qkNorm = true;
   int64_t refinerLayers = 0;               // HunyuanVideo token refiner

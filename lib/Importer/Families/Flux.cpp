@@ -44,7 +44,10 @@ void readFlux(const JsonObject &config, ModelSpec &spec) {
 
 Value buildFlux(GraphBuilder &g, const TransformerInputs &in) {
   Value img = g.patchEmbed(in.latents, "x_embedder");
-  Value temb = g.combinedTimestepTextEmbedding(in);
+  // FluxTransformer2DModel.forward multiplies its guidance input by 1000
+  // before embedding it. Its timestep input is the pipeline's t / 1000,
+  // multiplied back the same way, so the plan's timestep (t) embeds as is.
+  Value temb = g.combinedTimestepTextEmbedding(in, /*guidanceScale=*/1000.0);
   Value txt = g.linear(in.text, g.D, "context_embedder");
   img = g.mmditBlocks(img, txt, temb, TextPosition::Prefix, /*varlen=*/false,
                       DualStreamStyle());

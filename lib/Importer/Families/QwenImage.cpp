@@ -30,10 +30,23 @@ void readQwenImage(const JsonObject &config, ModelSpec &spec) {
   spec.patch = {1, p, p};
   spec.textEmbedDim = config.getInt("joint_attention_dim", 1, kMax);
   readRopeAxes(config, "axes_dims_rope", spec);
+  // QwenEmbedRope(scale_rope=True): centred image positions, text after.
+  spec.ropeCentered = true;
+  // The variants whose transformer computes something else (the edit
+  // models' zero_cond_t and layer-3D rope, the extra timestep table) are
+  // not imported; nor is guidance_embeds, whose embedding
+  // QwenTimestepProjEmbeddings cannot take.
+  for (const char *key : {"zero_cond_t", "use_additional_t_cond",
+                          "use_layer3d_rope", "guidance_embeds"})
+    if (config.getOptionalBool(key, false))
+      config.fail(key, "is true; only the text-to-image "
+                       "QwenImageTransformer2DModel (false) is imported");
 }
 
 Value buildQwenImage(GraphBuilder &g, const TransformerInputs &in) {
   Value img = g.patchEmbed(in.latents, "img_in");
+  // QwenTimestepProjEmbeddings: Timesteps(scale=1000) of the pipeline's
+  // t / 1000, so the plan's timestep (t) embeds as is.
   Value temb = g.timestepEmbedding(in.timestep, g.D,
                                    "time_text_embed.timestep_embedder");
   Value txt = g.linear(g.rmsNorm(in.text, "txt_norm"), g.D, "txt_in");

@@ -30,14 +30,27 @@ void readSD3(const JsonObject &config, ModelSpec &spec) {
                     ", expected num_attention_heads x attention_head_dim = " +
                     std::to_string(spec.hiddenSize));
   spec.useRope = false; // SD3 adds a learned 2-D position embedding instead.
-  spec.qkNorm = config.has("qk_norm");
+  // PatchEmbed's persistent table covers a pos_embed_max_size square grid
+  // (diffusers' default 96).
+  spec.posEmbedMaxSize =
+      config.getOptionalInt("pos_embed_max_size", 1, 4096).value_or(96);
+  // Attention(qk_norm="rms_norm"): RMSNorm per head, eps 1e-6, with a
+  // weight, on q and k of both streams (and of attn2).
+  std::optional<std::string> qkNorm = config.getOptionalString("qk_norm");
+  if (qkNorm && *qkNorm != "rms_norm")
+    config.fail("qk_norm", "is '" + *qkNorm +
+                               "'; expected \"rms_norm\" or null (the SD3 "
+                               "and SD3.5 checkpoints' q/k norms)");
+  spec.qkNorm = qkNorm.has_value();
   if (config.has("dual_attention_layers"))
     spec.dualAttentionLayers =
         config.getIntList("dual_attention_layers", 0, spec.doubleBlocks - 1);
 }
 
 Value buildSD3(GraphBuilder &g, const TransformerInputs &in) {
-  Value img = g.patchEmbed(in.latents, "pos_embed.proj");
+  // PatchEmbed: the Conv2d projection, then the centre crop of the
+  // persistent position table.
+  Value img = g.patchEmbed(in.latents, "pos_embed.proj", "pos_embed.pos_embed");
   Value temb = g.combinedTimestepTextEmbedding(in);
   Value txt = g.linear(in.text, g.D, "context_embedder");
   DualStreamStyle style;

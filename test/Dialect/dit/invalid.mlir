@@ -17,6 +17,54 @@ func.func @timestep_freq(%t: tensor<1xf32>) {
 
 // -----
 
+func.func @timestep_scale(%t: tensor<1xf32>) {
+  // expected-error @+1 {{scale must be in (0, 1e6], got 0}}
+  %0 = dit.timestep_embedding %t {freq_dim = 16 : i64, weight = "t", scale = 0.0 : f64} : tensor<1xf32> -> tensor<1x8xf32>
+  return
+}
+
+// -----
+
+func.func @patch_table_alone(%x: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{pos_embed, pos_embed_max_size and grid come together; got pos_embed, no pos_embed_max_size, grid}}
+  %0 = dit.patch_embed %x {patch = array<i64: 1, 2, 2>, weight = "pos_embed.proj", pos_embed = "pos_embed.pos_embed", grid = array<i64: 1, 4, 4>} : tensor<1x4x8x8xf32> -> tensor<1x16x8xf32>
+  return
+}
+
+// -----
+
+func.func @patch_table_fits(%x: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{the 4x4 token grid does not fit pos_embed_max_size 3 (diffusers refuses it)}}
+  %0 = dit.patch_embed %x {patch = array<i64: 1, 2, 2>, weight = "pos_embed.proj", pos_embed = "pos_embed.pos_embed", pos_embed_max_size = 3 : i64, grid = array<i64: 1, 4, 4>} : tensor<1x4x8x8xf32> -> tensor<1x16x8xf32>
+  return
+}
+
+// -----
+
+func.func @patch_table_frames(%x: tensor<1x4x2x8x8xf32>) {
+  // expected-error @+1 {{a pos_embed table covers one frame, but the grid has 2}}
+  %0 = dit.patch_embed %x {patch = array<i64: 1, 2, 2>, weight = "pos_embed.proj", pos_embed = "pos_embed.pos_embed", pos_embed_max_size = 8 : i64, grid = array<i64: 2, 4, 4>} : tensor<1x4x2x8x8xf32> -> tensor<1x32x8xf32>
+  return
+}
+
+// -----
+
+func.func @patch_table_tokens(%x: tensor<1x8x16xf32>) {
+  // expected-error @+1 {{grid 4x4 in 1 shard(s) does not give the 8 tokens of the result}}
+  %0 = dit.patch_embed %x {patch = array<i64: 1, 2, 2>, weight = "pos_embed.proj", pos_embed = "pos_embed.pos_embed", pos_embed_max_size = 8 : i64, grid = array<i64: 1, 4, 4>} : tensor<1x8x16xf32> -> tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @patch_shards_without_table(%x: tensor<1x8x16xf32>) {
+  // expected-error @+1 {{sequence_shards only applies with a pos_embed table}}
+  %0 = dit.patch_embed %x {patch = array<i64: 1, 2, 2>, weight = "p", sequence_shards = 2 : i64} : tensor<1x8x16xf32> -> tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
 func.func @patch_divisibility(%x: tensor<1x4x2x5x4xf32>) {
   // expected-error @+1 {{latent grid 2x5x4 is not divisible by patch 1x2x2}}
   %0 = dit.patch_embed %x {patch = array<i64: 1, 2, 2>, weight = "p"} : tensor<1x4x2x5x4xf32> -> tensor<1x8x8xf32>

@@ -28,6 +28,11 @@ func.func @embeddings(%latents: tensor<1x4x2x4x4xf32>, %image: tensor<1x4x4x4xf3
   %y = dit.patch_embed %image {patch = array<i64: 1, 2, 2>, weight = "x_embedder"} : tensor<1x4x4x4xf32> -> tensor<1x4x8xf32>
   // CHECK: dit.timestep_embedding %{{.*}} {freq_dim = 16 : i64, weight = "time_embedder"} : tensor<1xf32> -> tensor<1x8xf32>
   %temb = dit.timestep_embedding %t {freq_dim = 16 : i64, weight = "time_embedder"} : tensor<1xf32> -> tensor<1x8xf32>
+  // CHECK: dit.timestep_embedding %{{.*}} {freq_dim = 16 : i64, scale = 1.000000e+03 : f64, weight = "guidance_embedder"}
+  %g = dit.timestep_embedding %t {freq_dim = 16 : i64, weight = "guidance_embedder", scale = 1000.0 : f64} : tensor<1xf32> -> tensor<1x8xf32>
+  // SD3: the centre crop of a 3 x 3 position table over a 2 x 2 grid.
+  // CHECK: dit.patch_embed %{{.*}} {grid = array<i64: 1, 2, 2>, patch = array<i64: 1, 2, 2>, pos_embed = "pos_embed.pos_embed", pos_embed_max_size = 3 : i64, weight = "pos_embed.proj"} : tensor<1x4x4x4xf32> -> tensor<1x4x8xf32>
+  %z = dit.patch_embed %image {patch = array<i64: 1, 2, 2>, weight = "pos_embed.proj", pos_embed = "pos_embed.pos_embed", pos_embed_max_size = 3 : i64, grid = array<i64: 1, 2, 2>} : tensor<1x4x4x4xf32> -> tensor<1x4x8xf32>
   return %x, %y, %temb : tensor<1x8x8xf32>, tensor<1x4x8xf32>, tensor<1x8xf32>
 }
 
@@ -55,6 +60,9 @@ func.func @block(%x: tensor<1x8x8xf32>, %temb: tensor<1x8xf32>, %text: tensor<1x
   %kn = dit.rms_norm %k {affine = false, eps = 1.0e-6 : f64} : tensor<1x8x8xf32>
   // CHECK: dit.rope %{{.*}} {axes_dims = array<i64: 2, 0, 2>, grid = array<i64: 2, 2, 2>, num_heads = 2 : i64, text_position = #dit<text_position prefix>, text_tokens = 0 : i64, theta = 1.000000e+04 : f64} : tensor<1x8x8xf32>
   %qr = dit.rope %qn {num_heads = 2 : i64, axes_dims = array<i64: 2, 0, 2>, grid = array<i64: 2, 2, 2>, theta = 1.0e4 : f64, text_tokens = 0 : i64, text_position = #dit<text_position prefix>} : tensor<1x8x8xf32>
+  // Qwen-Image's centred positions.
+  // CHECK: dit.rope %{{.*}} {axes_dims = array<i64: 2, 0, 2>, centered, grid = array<i64: 2, 2, 2>
+  %qc = dit.rope %qn {num_heads = 2 : i64, axes_dims = array<i64: 2, 0, 2>, grid = array<i64: 2, 2, 2>, theta = 1.0e4 : f64, text_tokens = 0 : i64, text_position = #dit<text_position prefix>, centered} : tensor<1x8x8xf32>
   // CHECK: dit.attention self %{{.*}}, %{{.*}}, %{{.*}} {head_dim = 4 : i64, num_heads = 2 : i64} : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32> -> tensor<1x8x8xf32>
   %o = dit.attention self %qr, %kn, %v {num_heads = 2 : i64, head_dim = 4 : i64} : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32> -> tensor<1x8x8xf32>
   // CHECK: dit.attention self %{{.*}}, %{{.*}}, %{{.*}} {backend = "fa", head_dim = 4 : i64, kv_cache = #dit<kv_cache paged>, num_heads = 2 : i64, shard_over_sp = false, varlen = true}

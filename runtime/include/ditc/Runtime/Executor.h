@@ -60,6 +60,8 @@ private:
                                 int depth);
   const std::vector<at::Tensor> &params(const Op &op);
   at::Tensor norm(const Op &op, const at::Tensor &x);
+  /// SD3's patch embedding: the projection plus the cropped table rows.
+  at::Tensor patchEmbedWithTable(const Op &op, const at::Tensor &x);
   at::Tensor rope(const Op &op, const at::Tensor &x);
   at::Tensor attention(const Op &op, const at::Tensor &q, const at::Tensor &k,
                        const at::Tensor &v);

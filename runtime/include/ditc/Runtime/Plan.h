@@ -51,7 +51,7 @@ struct OpAttrs {
   int64_t numHeads = 0;
   int64_t textTokens = 0;
   bool textPrefix = true; // also concat_streams, split_streams
-  // rope
+  // rope (grid and sequenceShards also patch_embed's position table)
   std::array<int64_t, 3> grid{}, axesDims{};
   double theta = 0;
   int64_t sequenceShards = 1;
@@ -61,8 +61,12 @@ struct OpAttrs {
   bool ropeLtx = false;
   std::array<double, 3> coordinateScale{};
   int64_t headShards = 1;
+  bool centered = false; // Qwen-Image's positions
+  // patch_embed: the side of its position table's grid (0: no table)
+  int64_t posEmbedMaxSize = 0;
   // timestep_embedding
   int64_t freqDim = 0;
+  double timestepScale = 1.0;
   // adaln_modulation
   int64_t numChunks = 0;
   bool table = false;
