@@ -1,0 +1,121 @@
+"""Float64 NumPy building blocks of the MMDiT references (flux.py, sd3.py,
+qwenimage.py), each transcribed from the diffusers module named in its
+docstring. They know nothing of ditc's plans: weights come in as a dict of
+checkpoint-layout arrays keyed by diffusers' state-dict names."""
+import math
+
+import numpy as np
+
+
+class Weights:
+    """A state dict (name -> array) that records which names were read, so
+    a caller can check that the model used every tensor it was given."""
+
+    def __init__(self, tensors):
+        self.tensors = tensors
+        self.used = set()
+
+    def __getitem__(self, name):
+        if name not in self.tensors:
+            raise KeyError(f"the reference needs '{name}', which the weights lack")
+        self.used.add(name)
+        return np.asarray(self.tensors[name], dtype=np.float64)
+
+    def unused(self):
+        return sorted(set(self.tensors) - self.used)
+
+
+def linear(w, name, x, bias=True):
+    """nn.Linear: x W^T + b."""
+    y = x @ w[name + ".weight"].T
+    return y + w[name + ".bias"] if bias else y
+
+
+def silu(x):
+    return x / (1.0 + np.exp(-x))
+
+
+def gelu_tanh(x):
+    """nn.GELU(approximate="tanh"), FeedForward's "gelu-approximate"."""
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+def layer_norm(x, eps):
+    """nn.LayerNorm(elementwise_affine=False) over the last dimension."""
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps)
+
+
+def rms_norm(x, weight, eps):
+    """diffusers' RMSNorm (and torch.nn.RMSNorm) with a weight."""
+    y = x / np.sqrt((x * x).mean(-1, keepdims=True) + eps)
+    return y * weight
+
+
+def feed_forward(w, name, x):
+    """FeedForward(activation_fn="gelu-approximate"): net.0.proj, tanh GELU,
+    net.2 (net.1 is dropout)."""
+    return linear(w, name + ".net.2", gelu_tanh(linear(w, name + ".net.0.proj", x)))
+
+
+def timestep_features(t, dim=256):
+    """Timesteps(num_channels=dim, flip_sin_to_cos=True,
+    downscale_freq_shift=0): get_timestep_embedding, cosines first."""
+    half = dim // 2
+    exponent = -math.log(10000.0) * np.arange(half, dtype=np.float64) / half
+    args = np.asarray(t, dtype=np.float64)[:, None] * np.exp(exponent)[None, :]
+    return np.concatenate([np.cos(args), np.sin(args)], axis=-1)
+
+
+def timestep_embedding(w, name, features):
+    """TimestepEmbedding: linear_1, SiLU, linear_2."""
+    return linear(w, name + ".linear_2", silu(linear(w, name + ".linear_1", features)))
+
+
+def text_projection(w, name, pooled):
+    """PixArtAlphaTextProjection(act_fn="silu"): linear_1, SiLU, linear_2."""
+    return linear(w, name + ".linear_2", silu(linear(w, name + ".linear_1", pooled)))
+
+
+def heads(x, n):
+    """[B, S, n * d] -> [B, S, n, d]."""
+    b, s, width = x.shape
+    return x.reshape(b, s, n, width // n)
+
+
+def sdpa(q, k, v):
+    """F.scaled_dot_product_attention on [B, S, H, d] (scale 1/sqrt(d)),
+    returned as [B, S, H * d]."""
+    b, sq, h, d = q.shape
+    qh, kh, vh = (t.transpose(0, 2, 1, 3) for t in (q, k, v))
+    scores = qh @ kh.transpose(0, 1, 3, 2) / math.sqrt(d)
+    scores = scores - scores.max(-1, keepdims=True)
+    p = np.exp(scores)
+    p = p / p.sum(-1, keepdims=True)
+    return (p @ vh).transpose(0, 2, 1, 3).reshape(b, sq, h * d)
+
+
+def rotate_interleaved(x, angles):
+    """apply_rotary_emb(use_real=True, use_real_unbind_dim=-1) with
+    repeat_interleave'd cos/sin, which is also the complex multiply of
+    view_as_complex(x.reshape(..., -1, 2)): channel pairs (2k, 2k + 1) turn
+    by angles[s, k]. x is [B, S, H, d], angles [S, d / 2]."""
+    cos = np.cos(angles)[None, :, None, :]
+    sin = np.sin(angles)[None, :, None, :]
+    real, imag = x[..., 0::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., 0::2] = real * cos - imag * sin
+    out[..., 1::2] = real * sin + imag * cos
+    return out
+
+
+def rope_angles(positions, axes_dim, theta=10000.0):
+    """Per position [S, n_axes] the angles [S, sum(axes_dim) / 2]: axis i
+    turns its pairs k by position * theta^(-2k / axes_dim[i])
+    (get_1d_rotary_pos_embed, and QwenEmbedRope.rope_params)."""
+    parts = []
+    for i, dim in enumerate(axes_dim):
+        freqs = 1.0 / theta ** (np.arange(0, dim, 2, dtype=np.float64) / dim)
+        parts.append(np.outer(np.asarray(positions[:, i], dtype=np.float64), freqs))
+    return np.concatenate(parts, axis=1)
