@@ -130,20 +130,28 @@ def compare(args):
     v_run = (x - out)[:, :, 0]
     latents = x[:, :, 0]
     b = work["batch"]
-    # dit-run's seeded pooled text (docs/runtime.md, "Inputs") and guidance.
+    # dit-run's seeded pooled text (docs/runtime.md, "Inputs"); a
+    # guidance-distilled model's guidance input is the plan's scale.
     pooled = [counter_normal(args.seed, f"pooled{br}", [b, manifest["model"]["pooled_dim"]])
               for br in range(work["branches"])]
     try:
         velocities = [reference_velocity(family, weights, config, latents, texts[br],
-                                         pooled[br], 1.0, 3.5)
+                                         pooled[br], 1.0, work["guidance_scale"])
                       for br in range(work["branches"])]
     except KeyError as missing:
         sys.exit(f"check.py: MISMATCH: {missing.args[0]}")
     # The step's CFG combine: u + s (c - u), the unconditional branch last.
     v_ref = velocities[0]
     if len(velocities) == 2:
-        u = velocities[1]
-        v_ref = u + work["guidance_scale"] * (velocities[0] - u)
+        c, u = velocities
+        v_ref = u + work["guidance_scale"] * (c - u)
+        if family == "qwen_image":
+            # QwenImagePipeline's true CFG: each packed token back to the
+            # norm of the conditional prediction's token.
+            packed, cond = flux.pack_latents(v_ref), flux.pack_latents(c)
+            packed = packed * (np.linalg.norm(cond, axis=-1, keepdims=True) /
+                               np.linalg.norm(packed, axis=-1, keepdims=True))
+            v_ref = flux.unpack_latents(packed, *v_ref.shape[2:])
     unused = weights.unused()
     if unused:
         sys.exit(f"check.py: the plan has parameters diffusers' {family} does not "
