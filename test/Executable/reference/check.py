@@ -43,49 +43,57 @@ from simulate_plan import Plan, counter_normal, full_parameter  # noqa: E402
 
 
 def plan_parameters(plan):
-    """Every parameter (name -> spec) the plan's programs read."""
+    """Every parameter the plan's programs read: name -> (spec, op attrs)."""
     specs = {}
     for program in plan.programs.values():
         functions = [program] + list(program.get("functions", {}).values())
         for fn in functions:
             for op in fn.get("ops", []):
                 for spec in op.get("params", []):
-                    specs[spec["name"]] = spec
+                    specs[spec["name"]] = (spec, op.get("attrs", {}))
     return specs
 
 
 def token_order(c, p):
     """Index map from diffusers' packed feature order (c, ph, pw) to the
-    plan's patchify order (ph, pw, c): column j of diffusers' layout is
-    column order[j] of the plan's."""
+    plan's channels-last patchify order (ph, pw, c): feature j of
+    diffusers' layout is feature order[j] of the plan's."""
     return np.array([(i * p + k) * c + ch for ch in range(c) for i in range(p) for k in range(p)])
 
 
-def to_checkpoint(family, manifest, name, value):
-    """The plan's tensor `name` in diffusers' layout. The plan patchifies
-    tokens as (ph, pw, C) features (docs/plan-format.md); FLUX and
-    Qwen-Image pack (C, ph, pw), and SD3's Conv2d kernel is [D, C, p, p]."""
+def to_checkpoint(family, manifest, spec, attrs, value):
+    """The plan's tensor in diffusers' layout. A parameter with a
+    `checkpoint` shape is that tensor reshaped (docs/plan-format.md). Else,
+    where the plan patchifies channels-last, (ph, pw, C) features, the
+    patch embedding and the output projection are permuted to diffusers'
+    orders: FLUX and Qwen-Image pack (C, ph, pw); SD3's Conv2d kernel is
+    [D, C, p, p] and its unpatchify reads (p, q, C), the plan's order."""
+    name = spec["name"]
+    if "checkpoint" in spec:
+        return value.reshape(spec["checkpoint"]["shape"])
     c = manifest["model"]["latent_channels"]
     p = manifest["model"]["patch"][1]
+    embed_last = attrs.get("features", "channels_last") == "channels_last"
+    out_last = manifest["latents"].get("feature_order", "channels_last") == "channels_last"
     if family in ("flux", "qwen_image"):
-        if name in ("x_embedder.weight", "img_in.weight"):
+        if name in ("x_embedder.weight", "img_in.weight") and embed_last:
             return value[:, token_order(c, p)]
-        if name in ("proj_out.weight", "proj_out.bias"):
+        if name in ("proj_out.weight", "proj_out.bias") and out_last:
             # Rows are output features: out_channels x 2 x 2.
             return value[token_order(value.shape[0] // (p * p), p)]
     if family == "sd3" and name == "pos_embed.proj.weight":
         d = value.shape[0]
-        return value.reshape(d, p, p, c).transpose(0, 3, 1, 2)
+        if embed_last:
+            return value.reshape(d, p, p, c).transpose(0, 3, 1, 2)
+        return value.reshape(d, c, p, p)
     return value
 
 
 def draw_weights(plan, family, seed):
     cache = {}
-    tensors = {}
-    for name, spec in plan_parameters(plan).items():
-        tensors[name] = to_checkpoint(family, plan.manifest, name,
-                                      full_parameter(seed, spec, cache))
-    return tensors
+    return {name: to_checkpoint(family, plan.manifest, spec, attrs,
+                                full_parameter(seed, spec, cache))
+            for name, (spec, attrs) in plan_parameters(plan).items()}
 
 
 def load_config(path):
