@@ -31,7 +31,12 @@ void readSD3(const JsonObject &config, ModelSpec &spec) {
                     std::to_string(spec.hiddenSize));
   spec.useRope = false; // SD3 adds a learned 2-D position embedding instead.
   // PatchEmbed's persistent table covers a pos_embed_max_size square grid
-  // (diffusers' default 96).
+  // (diffusers' default 96). An explicit null makes it a non-persistent
+  // sincos table regenerated per image size, which no checkpoint holds.
+  if (config.raw().contains("pos_embed_max_size") && !config.has("pos_embed_max_size"))
+    config.fail("pos_embed_max_size",
+                "is null; expected a positive integer (the SD3 and SD3.5 "
+                "checkpoints' cropped position table)");
   spec.posEmbedMaxSize =
       config.getOptionalInt("pos_embed_max_size", 1, 4096).value_or(96);
   // Attention(qk_norm="rms_norm"): RMSNorm per head, eps 1e-6, with a
