@@ -157,9 +157,19 @@ Value GraphBuilder::residual(Value x, Value branch, Value params,
   return make<ResidualAddOp>(x, branch);
 }
 
+Value GraphBuilder::sincosPosEmbed(Value x, double spatialScale,
+                                   double temporalScale) {
+  return make<SincosPosEmbedOp>(
+      x.getType(), x, b.getDenseI64ArrayAttr({w.grid[0], w.grid[1], w.grid[2]}),
+      b.getF64FloatAttr(spatialScale), b.getF64FloatAttr(temporalScale));
+}
+
 Value GraphBuilder::rope(Value x, int64_t textTokens, TextPosition position) {
   if (!spec.useRope)
     return x;
+  auto reals = [&](const std::optional<std::array<double, 3>> &v) {
+    return v ? b.getDenseF64ArrayAttr(*v) : DenseF64ArrayAttr();
+  };
   auto op = make<RotaryEmbeddingOp>(
       x.getType(), x, b.getI64IntegerAttr(spec.numHeads),
       b.getDenseI64ArrayAttr(spec.ropeAxes),
@@ -168,7 +178,8 @@ Value GraphBuilder::rope(Value x, int64_t textTokens, TextPosition position) {
       TextPositionAttr::get(b.getContext(), position),
       /*sequence_shards=*/IntegerAttr(), /*style=*/RopeStyleAttr(),
       /*coordinate_scale=*/DenseF64ArrayAttr(), /*head_shards=*/IntegerAttr(),
-      /*centered=*/spec.ropeCentered ? b.getUnitAttr() : UnitAttr());
+      /*centered=*/spec.ropeCentered ? b.getUnitAttr() : UnitAttr(),
+      reals(ropeGridOffset), reals(ropeGridStep));
   if (spec.ropeLtx) {
     op.setStyle(RopeStyle::Ltx);
     std::array<double, 3> scale = ltxRopeCoordinateScale(spec);
@@ -436,12 +447,14 @@ Value GraphBuilder::mmditBlocks(Value img, Value txt, Value temb,
 }
 
 Value GraphBuilder::epilogue(Value x, Value temb, const std::string &modName,
-                             Chunks chunks, bool table) {
+                             Chunks chunks, bool table,
+                             const std::string &normWeight) {
   Value mod = adaln(temb, 2, D, modName, table);
   Value h;
   {
     ModuleScope scope(*this, "norm_out");
-    h = modulate(layerNorm(x, "", std::nullopt, spec.outNormEps), mod, chunks);
+    h = modulate(layerNorm(x, normWeight, std::nullopt, spec.outNormEps), mod,
+                 chunks);
   }
   int64_t patchVolume = spec.patch[0] * spec.patch[1] * spec.patch[2];
   h = linear(h, patchVolume * spec.outChannels, "proj_out");

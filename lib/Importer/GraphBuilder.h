@@ -111,8 +111,9 @@ public:
                                 const std::string &weight, double scale = 1.0);
   mlir::Value linear(mlir::Value x, int64_t out, const std::string &weight,
                      bool bias = true);
-  /// A norm is affine exactly when it names a weight.
-  /// `eps` defaults to the spec's.
+  /// A norm is affine exactly when it names a weight. Its epsilon is the
+  /// spec's unless `eps` is given (CogVideoX's q/k norms use 1e-6 beside a
+  /// 1e-5 `norm_eps`).
   mlir::Value layerNorm(mlir::Value x, const std::string &weight = "",
                         std::optional<int64_t> group = std::nullopt,
                         std::optional<double> eps = std::nullopt);
@@ -128,6 +129,10 @@ public:
   mlir::Value residual(mlir::Value x, mlir::Value branch,
                        mlir::Value params = {},
                        std::optional<int64_t> gate = std::nullopt);
+  /// Adds diffusers' fixed 3-D sin/cos position embedding to the image
+  /// tokens `x` (CogVideoX-2b).
+  mlir::Value sincosPosEmbed(mlir::Value x, double spatialScale,
+                             double temporalScale);
   mlir::Value rope(mlir::Value x, int64_t textTokens = 0,
                    mlir::dit::TextPosition position =
                        mlir::dit::TextPosition::Prefix);
@@ -206,10 +211,11 @@ public:
 
   /// Final norm `norm_out` (eps: the spec's outNormEps, else its eps)
   /// modulated by `modName`, projection `proj_out` to patches, and
-  /// unpatchify.
+  /// unpatchify. The norm is affine when `normWeight` names its weight
+  /// (CogVideoX's `norm_out.norm`).
   mlir::Value epilogue(mlir::Value x, mlir::Value temb,
                        const std::string &modName, Chunks chunks,
-                       bool table = false);
+                       bool table = false, const std::string &normWeight = "");
 
   static int64_t width(mlir::Value v) {
     return llvm::cast<mlir::RankedTensorType>(v.getType()).getShape().back();
@@ -223,6 +229,9 @@ public:
   const Workload &w;
   /// Model width, text tokens, image tokens, batch.
   const int64_t D, L, S, B;
+  /// Where rope places the grid: position = offset + step * index per axis
+  /// (unset: the index itself). A family sets them before its blocks.
+  std::optional<std::array<double, 3>> ropeGridOffset, ropeGridStep;
 
 private:
   template <typename OpTy, typename... Args>

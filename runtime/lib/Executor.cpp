@@ -193,6 +193,8 @@ std::vector<at::Tensor> Executor::runOp(const Function &fn, const Op &op,
     return {norm(op, x)};
   case OpKind::Rope:
     return {rope(op, x)};
+  case OpKind::SincosPosEmbed:
+    return {sincosPosEmbed(op, x)};
   case OpKind::Attention: {
     at::Tensor q, k, v;
     if (in.size() == 1) {
@@ -428,11 +430,12 @@ at::Tensor Executor::rope(const Op &op, const at::Tensor &x) {
                   std::pow(theta, -double(k) * 2.0 / double(dim)));
       }
     }
-    // The position an angle multiplies: the grid index, or for ltx the
-    // fractional position mapped to [-1, 1): 2 * index * scale - 1.
+    // The position an angle multiplies: gridOffset + gridStep * index (the
+    // grid index unless CogVideoX 1.0 crops its rotary grid), or for ltx
+    // the fractional position mapped to [-1, 1): 2 * index * scale - 1.
     auto position = [&](int axis, int64_t index) {
       if (!a.ropeLtx)
-        return double(index);
+        return a.gridOffset[axis] + a.gridStep[axis] * double(index);
       return 2.0 * (double(index) * a.coordinateScale[axis]) - 1.0;
     };
     std::vector<double> cosTable(seq * d, 1.0), sinTable(seq * d, 0.0);
@@ -482,6 +485,42 @@ at::Tensor Executor::rope(const Op &op, const at::Tensor &x) {
     at::mul_out(o, xh, table.cos.narrow(0, block.row, block.rows));
     o.addcmul_(xh.index_select(-1, table.partner), table.sin.narrow(0, block.row, block.rows));
   });
+}
+
+at::Tensor Executor::sincosPosEmbed(const Op &op, const at::Tensor &x) {
+  auto it = posTables.find(&op);
+  if (it == posTables.end()) {
+    // The embedding of this rank's block of the grid, in float64 and then
+    // cast once: [frame part D/4 | column part 3D/8 | row part 3D/8], each
+    // part [sin(p w_j) | cos(p w_j)] with w_j = 10000^(-j / half).
+    const OpAttrs &a = op.a;
+    int64_t image = x.size(1), width = x.size(2);
+    int64_t first = a.sequenceShards > 1 ? manifest.latentBlock(rank) * image : 0;
+    int64_t gh = a.grid[1], gw = a.grid[2];
+    std::vector<double> table(image * width);
+    auto part = [](double *out, int64_t n, double position) {
+      int64_t half = n / 2;
+      for (int64_t j = 0; j < half; ++j) {
+        double angle = position * std::pow(10000.0, -double(j) / double(half));
+        out[j] = std::sin(angle);
+        out[half + j] = std::cos(angle);
+      }
+    };
+    int64_t temporal = width / 4, spatial = (3 * width / 4) / 2;
+    for (int64_t s = 0; s < image; ++s) {
+      int64_t token = first + s;
+      double *row = &table[s * width];
+      part(row, temporal, double(token / (gh * gw)) / a.temporalScale);
+      part(row + temporal, spatial, double(token % gw) / a.spatialScale);
+      part(row + temporal + spatial, spatial,
+           double((token / gw) % gh) / a.spatialScale);
+    }
+    at::Tensor t = at::from_blob(table.data(), {image, width},
+                                 at::TensorOptions(at::kDouble))
+                       .to(at::TensorOptions(x.scalar_type()).device(device));
+    it = posTables.emplace(&op, t).first;
+  }
+  return x + it->second;
 }
 
 at::Tensor Executor::attention(const Op &op, const at::Tensor &q,

@@ -425,6 +425,7 @@ static const std::map<std::string, OpKind> &opKinds() {
       {"dit.modulate", OpKind::Modulate},
       {"dit.residual_add", OpKind::ResidualAdd},
       {"dit.rope", OpKind::Rope},
+      {"dit.sincos_pos_embed", OpKind::SincosPosEmbed},
       {"dit.attention", OpKind::Attention},
       {"dit.activation", OpKind::Activation},
       {"dit.concat_streams", OpKind::ConcatStreams},
@@ -602,6 +603,28 @@ private:
     return out;
   }
 
+  /// Three finite reals of magnitude at most 1e6, or `fallback` when the
+  /// attribute is absent.
+  static std::array<double, 3> realTriple(const JsonObject &attrs,
+                                          const std::string &field,
+                                          std::array<double, 3> fallback) {
+    if (!attrs.has(field))
+      return fallback;
+    const json &list = attrs.raw()[field];
+    if (!list.is_array() || list.size() != 3)
+      attrs.fail(field, "is " + describeJson(list) + ", expected 3 numbers");
+    std::array<double, 3> out{};
+    for (size_t i = 0; i < 3; ++i) {
+      const json &v = list[i];
+      if (!v.is_number() || !std::isfinite(v.get<double>()) ||
+          std::fabs(v.get<double>()) > 1e6)
+        attrs.fail(field, "holds " + describeJson(v) +
+                              ", expected a number in [-1e6, 1e6]");
+      out[i] = v.get<double>();
+    }
+    return out;
+  }
+
   void decodeAttrs(Op &op, const JsonObject &attrs) {
     OpAttrs &a = op.a;
     constexpr int64_t kDims = 8; // axes index value shapes of at most 8 dims
@@ -672,6 +695,17 @@ private:
                    "belongs to the ltx rope style; this rope has style axes");
       }
       a.centered = attrs.getOptionalBool("centered", false);
+      a.gridOffset = realTriple(attrs, "grid_offset", {0, 0, 0});
+      a.gridStep = realTriple(attrs, "grid_step", {1, 1, 1});
+      break;
+    case OpKind::SincosPosEmbed:
+      a.grid = triple(attrs, "grid", 1, kMaxValueElements);
+      a.spatialScale = attrs.getOptionalDouble("spatial_scale", -1.0, 1e-6, 1e6);
+      a.temporalScale = attrs.getOptionalDouble("temporal_scale", -1.0, 1e-6, 1e6);
+      if (a.spatialScale < 0 || a.temporalScale < 0)
+        attrs.fail(a.spatialScale < 0 ? "spatial_scale" : "temporal_scale",
+                   "is missing; expected a number in [1e-06, 1e+06]");
+      a.sequenceShards = attrs.getOptionalInt("sequence_shards", 1, 1 << 20).value_or(1);
       break;
     case OpKind::Attention:
       a.numHeads = attrs.getInt("num_heads", 1, 1 << 16);

@@ -223,6 +223,25 @@ private:
   const Shape &in(size_t i) const { return fn->valueShapes[op->inputs[i]]; }
   const Shape &out(size_t i) const { return fn->valueShapes[op->outputs[i]]; }
 
+  /// Positions run over the whole `grid`: `shards` blocks of `image` rows,
+  /// one per rank of the latent split (or one for the whole grid).
+  void checkGridShards(const std::array<int64_t, 3> &grid, int64_t shards,
+                       int64_t image) const {
+    if (image < 0)
+      fail("has fewer rows than text_tokens");
+    if (shards != 1 && shards != m.latentBlocks())
+      fail("sequence_shards is " + std::to_string(shards) +
+           ", but the latents are split into " + std::to_string(m.latentBlocks()) +
+           " blocks");
+    int64_t gridTokens = elementsOf({grid[0], grid[1], grid[2]});
+    if (gridTokens != image * shards)
+      fail("grid [" + std::to_string(grid[0]) + ", " + std::to_string(grid[1]) +
+           ", " + std::to_string(grid[2]) + "] holds " +
+           std::to_string(gridTokens) + " positions, but " +
+           std::to_string(shards) + " shard(s) of " + std::to_string(image) +
+           " image rows need " + std::to_string(image * shards));
+  }
+
   void expectCounts(size_t minIn, size_t maxIn, size_t outs) const {
     if (op->inputs.size() < minIn || op->inputs.size() > maxIn)
       fail("has " + std::to_string(op->inputs.size()) + " operands; expected " +
@@ -484,20 +503,19 @@ private:
       if (a.textTokens > seq)
         fail("text_tokens " + std::to_string(a.textTokens) + " exceeds the " +
              std::to_string(seq) + " rows");
-      int64_t image = seq - a.textTokens;
-      if (a.sequenceShards != 1 && a.sequenceShards != m.latentBlocks())
-        fail("sequence_shards is " + std::to_string(a.sequenceShards) +
-             ", but the latents are split into " + std::to_string(m.latentBlocks()) +
-             " blocks");
-      // Positions run over the whole grid: each shard rotates its block.
-      int64_t gridTokens = elementsOf({a.grid[0], a.grid[1], a.grid[2]});
-      if (gridTokens != image * a.sequenceShards)
-        fail("grid [" + std::to_string(a.grid[0]) + ", " +
-             std::to_string(a.grid[1]) + ", " + std::to_string(a.grid[2]) +
-             "] holds " + std::to_string(gridTokens) + " positions, but " +
-             std::to_string(a.sequenceShards) + " shard(s) of " +
-             std::to_string(image) + " image rows need " +
-             std::to_string(image * a.sequenceShards));
+      checkGridShards(a.grid, a.sequenceShards, seq - a.textTokens);
+      expectResult(in(0));
+      break;
+    }
+    case OpKind::SincosPosEmbed: {
+      expectCounts(1, 1, 1);
+      expectRank(in(0), 3, "the operand");
+      int64_t image = in(0)[1], width = in(0)[2];
+      if (width % 16)
+        fail("the width " + std::to_string(width) +
+             " does not divide by 16 (a quarter for frames, 3/8 per spatial "
+             "axis, each half sines and half cosines)");
+      checkGridShards(a.grid, a.sequenceShards, image);
       expectResult(in(0));
       break;
     }

@@ -169,6 +169,11 @@ def rope(x, a, block, head_block):
         texts = np.repeat((start + np.arange(text))[:, None], 3, axis=1)
     else:
         texts = np.zeros((text, 3), dtype=coords.dtype)
+    if not ltx:
+        # An image token's position on an axis is grid_offset + grid_step *
+        # index (CogVideoX 1.0's cropped rotary grid; 0 and 1 when absent).
+        coords = (np.asarray(a.get("grid_offset", [0.0, 0.0, 0.0]))[None, :]
+                  + np.asarray(a.get("grid_step", [1.0, 1.0, 1.0]))[None, :] * coords)
     coords = np.concatenate([texts, coords] if pos == "prefix" else [coords, texts])
     xh = x.reshape(b, s, heads, d).copy()
     if ltx:
@@ -193,6 +198,27 @@ def rope(x, a, block, head_block):
             turn_pairs(xh, offset, half, coords[:, axis][:, None] * freqs[None, :])
         offset += dim
     return xh.reshape(b, s, width)
+
+
+def sincos_part(positions, n):
+    """[sin(p w_j)..., cos(p w_j)...] with w_j = 10000^(-j / (n / 2))."""
+    half = n // 2
+    angle = positions[:, None] * 10000.0 ** (-np.arange(half) / half)[None, :]
+    return np.concatenate([np.sin(angle), np.cos(angle)], axis=1)
+
+
+def sincos_pos_embed(x, a, block):
+    """Adds the 3-D sinusoidal embedding of each image token's position:
+    frames in the first D/4 features, then columns and rows (3D/8 each)."""
+    image, width = x.shape[1], x.shape[2]
+    first = block * image if a.get("sequence_shards", 1) > 1 else 0
+    f, h, w = np.unravel_index(np.arange(first, first + image), a["grid"])
+    spatial = (3 * width // 4) // 2
+    table = np.concatenate([
+        sincos_part(f / a["temporal_scale"], width // 4),
+        sincos_part(w / a["spatial_scale"], spatial),
+        sincos_part(h / a["spatial_scale"], spatial)], axis=1)
+    return x + table[None]
 
 
 def attention(q, k, v, heads):
@@ -369,6 +395,8 @@ class Rank:
             return [x + ins[1]]
         if name == "dit.rope":
             return [rope(x, a, self.block(), self.coords["tp"])]
+        if name == "dit.sincos_pos_embed":
+            return [sincos_pos_embed(x, a, self.block())]
         if name == "dit.attention":
             if len(ins) == 1:
                 q, k, v = np.split(x, 3, axis=-1)

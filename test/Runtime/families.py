@@ -89,7 +89,10 @@ HUNYUAN = dict(HEADS16, num_layers=1, num_single_layers=1, num_refiner_layers=1,
 # CogVideoX: one set of weights over text + video. With rotary embeddings
 # (5b) the reader splits head_dim as d/4 + 3d/8 + 3d/8 and requires the sum
 # to be d, so d is a multiple of 8; d = 16 gives 4, 6, 6 (even, as the real
-# 16, 24, 24). time_embed_dim is its own width (512 real, small here).
+# 16, 24, 24). 2b's fixed sin/cos table needs a width divisible by 16
+# (4 x 16 = 64). time_embed_dim is its own width (512 real, small here).
+# The 60 x 90 sample size is kept, so 5b's 4 x 4 rotary grid sits on the
+# crop of the sample at fractional rows and columns.
 COGVIDEOX = dict(HEADS16, num_layers=2, text_embed_dim=16, time_embed_dim=16)
 
 # LTX-Video: cross_attention_dim must equal heads x head_dim (4 x 8 = 32);
@@ -134,7 +137,9 @@ MODELS = [
     ("flux.1-schnell", FLUX, IMAGE, ["tp2=--tp-size 2"]),
     ("qwen-image", QWEN, IMAGE, ["ring2=--ring-degree 2"]),
     ("hunyuanvideo", HUNYUAN, VIDEO, ["ulysses2=--ulysses-degree 2"]),
-    ("cogvideox-2b", COGVIDEOX, VIDEO, ["tp2=--tp-size 2"]),
+    # 2b adds its fixed position table to the image tokens: ring 2 checks
+    # that each rank adds its own block's rows.
+    ("cogvideox-2b", COGVIDEOX, VIDEO, ["tp2=--tp-size 2", "ring2=--ring-degree 2"]),
     ("cogvideox-5b", COGVIDEOX, VIDEO, ["ulysses2=--ulysses-degree 2"]),
     # LTX's VAE compresses 32x and 8x in time: 2 x 2 x 2 tokens.
     ("ltx-video", LTX, "--height 64 --width 64 --num-frames 9", ["ulysses2=--ulysses-degree 2"]),

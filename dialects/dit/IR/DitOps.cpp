@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "dit/IR/DitOps.h"
 
+#include <cmath>
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpImplementation.h"
@@ -154,6 +156,9 @@ LogicalResult RotaryEmbeddingOp::verify() {
     return emitOpError() << "width " << width << " is not divisible by "
                          << getNumHeads() << " heads";
   int64_t headDim = width / getNumHeads();
+  for (std::optional<ArrayRef<double>> reals : {getGridOffset(), getGridStep()})
+    if (reals && llvm::any_of(*reals, [](double v) { return !std::isfinite(v); }))
+      return emitOpError() << "grid_offset and grid_step must be finite";
   int64_t axesSum = 0;
   for (int64_t d : getAxesDims())
     axesSum += d;
@@ -204,6 +209,42 @@ LogicalResult RotaryEmbeddingOp::verify() {
                          << " text tokens, but the input has "
                          << type.getDimSize(1);
   return success();
+}
+
+/// Checks that `sequence_shards` equal blocks of a `grid` hold the `tokens`
+/// image rows of `op`'s input.
+static LogicalResult verifyGridTokens(Operation *op, ArrayRef<int64_t> grid,
+                                      int64_t shards, int64_t tokens) {
+  int64_t gridTokens = 1;
+  for (int64_t g : grid)
+    gridTokens *= g;
+  if (gridTokens % shards != 0)
+    return op->emitOpError() << "sequence_shards " << shards
+                             << " does not divide the grid's " << gridTokens
+                             << " tokens";
+  if (gridTokens / shards != tokens)
+    return op->emitOpError()
+           << "grid holds " << gridTokens / shards << " tokens"
+           << (shards > 1 ? " per shard" : "") << ", but the input has "
+           << tokens;
+  return success();
+}
+
+LogicalResult SincosPosEmbedOp::verify() {
+  if (failed(verifyTokens(*this, getInput(), "input")))
+    return failure();
+  auto type = tensorOf(getInput());
+  // D/4 temporal features and 3D/8 per spatial axis, each half sines and
+  // half cosines.
+  if (type.getDimSize(2) % 16 != 0)
+    return emitOpError() << "width " << type.getDimSize(2)
+                         << " is not divisible by 16";
+  if (!(getSpatialScale().convertToDouble() > 0.0) ||
+      !(getTemporalScale().convertToDouble() > 0.0))
+    return emitOpError() << "expects positive spatial_scale and "
+                            "temporal_scale";
+  return verifyGridTokens(*this, getGrid(), getSequenceShards(),
+                          type.getDimSize(1));
 }
 
 //===----------------------------------------------------------------------===//

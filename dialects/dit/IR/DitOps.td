@@ -31,6 +31,8 @@ def Dit_HeadSizeAttr : ConfinedAttr<I64Attr, [IntPositive, IntMaxValue<1048576>]
 // Three positive sizes, (frames, rows, columns) or (t, h, w).
 def Dit_Positive3DAttr : ConfinedAttr<DenseI64ArrayAttr,
     [DenseArrayCount<3>, DenseArrayStrictlyPositive<DenseI64ArrayAttr>]>;
+// Three reals, one per grid axis (frames, rows, columns).
+def Dit_Grid3DF64Attr : ConfinedAttr<DenseF64ArrayAttr, [DenseArrayCount<3>]>;
 
 // The interface lists each op implements (DitInterfaces.td): its sharding
 // rule in DitShardingRules.cpp, its parameters in DitParameters.cpp, its
@@ -156,6 +158,10 @@ def Dit_RotaryEmbeddingOp : Dit_Op<"rope", [Pure, AllTypesMatch<["input", "resul
 
     A pair `(a, b)` turned by angle θ becomes
     `(a cos θ − b sin θ, a sin θ + b cos θ)`.
+    A token's position on axis `a` is `grid_offset[a] + grid_step[a] * i`
+    for its grid index `i` (offset 0 and step 1 when absent): CogVideoX 1.0
+    places its rotary grid on the crop of its training resolution, so a
+    row's position can be a fraction of a row.
 
     ```mlir
     %q2 = dit.rope %q {num_heads = 40 : i64, axes_dims = array<i64: 44, 42, 42>,
@@ -176,13 +182,45 @@ def Dit_RotaryEmbeddingOp : Dit_Op<"rope", [Pure, AllTypesMatch<["input", "resul
                    OptionalAttr<ConfinedAttr<DenseF64ArrayAttr,
                                              [DenseArrayCount<3>]>>:$coordinate_scale,
                    OptionalAttr<Dit_PositiveI64Attr>:$head_shards,
-                   UnitAttr:$centered);
+                   UnitAttr:$centered,
+                   OptionalAttr<Dit_Grid3DF64Attr>:$grid_offset,
+                   OptionalAttr<Dit_Grid3DF64Attr>:$grid_step);
   let extraClassDeclaration = [{
     /// The LTX-Video table over all heads (style ltx).
     bool isLtxStyle() { return getStyle() == ::mlir::dit::RopeStyle::Ltx; }
     /// The tp blocks the heads are split in (head_shards, 1 when absent).
     int64_t getHeadShardCount() { return getHeadShards().value_or(1); }
   }];
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Dit_SincosPosEmbedOp : Dit_Op<"sincos_pos_embed", [Pure,
+    AllTypesMatch<["input", "result"]>, Dit_ShardablePartition, Dit_Cost,
+    Dit_AffineSharding]> {
+  let summary = "Add a fixed 3-D sinusoidal position embedding to image tokens";
+  let description = [{
+    Adds to each image token of `[B, S, D]` (tokens of the (frames, rows,
+    columns) `grid`, in that order) the sinusoidal embedding of its
+    position, diffusers' `get_3d_sincos_pos_embed` (CogVideoX-2b): the first
+    `D / 4` features embed the frame `f / temporal_scale`; the other
+    `3 D / 4` embed the column `w / spatial_scale` (first half) and then the
+    row `h / spatial_scale`. A part of width `n` at position `p` is
+    `[sin(p w_j)..., cos(p w_j)...]` with `w_j = 10000^(-j / (n / 2))`,
+    `j < n / 2`, so `D` must divide by 16. After sequence partitioning the
+    input holds one of `sequence_shards` equal contiguous blocks of the
+    grid's tokens, as for `dit.rope`.
+
+    ```mlir
+    %x2 = dit.sincos_pos_embed %x {grid = array<i64: 13, 30, 45>,
+                                   spatial_scale = 1.875 : f64, temporal_scale = 1.0 : f64}
+        : tensor<1x17550x1920xbf16>
+    ```
+  }];
+  let arguments = (ins Dit_Tensor:$input, Dit_Positive3DAttr:$grid,
+                   F64Attr:$spatial_scale, F64Attr:$temporal_scale,
+                   DefaultValuedAttr<Dit_PositiveI64Attr, "1">:$sequence_shards);
   let results = (outs Dit_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;

@@ -100,6 +100,7 @@ SmallVector<AffineMap> LinearOp::getIndexingMaps() {
 DIT_IDENTITY_SHARDING(LayerNormOp)
 DIT_IDENTITY_SHARDING(RMSNormOp)
 DIT_IDENTITY_SHARDING(RotaryEmbeddingOp)
+DIT_IDENTITY_SHARDING(SincosPosEmbedOp)
 // A gated activation reads two halves of its input's features; TP splits
 // each half separately (dit.tp_segments), so the feature loop indexes both.
 DIT_IDENTITY_SHARDING(ActivationOp)
@@ -287,6 +288,22 @@ std::optional<ImplicitCollective> RMSNormOp::getImplicitCollective() {
   return normCollective(*this);
 }
 
+/// An op over a block of the token grid (rope, the sin/cos table): it keeps
+/// its input's sharding, and after partitioning a rank works on its block,
+/// so the op records how many blocks the sequence is cut into. Returns the
+/// result's sharding for the op's own further attributes.
+template <typename GridOp>
+static FailureOr<ShardingAttr> partitionGridBlock(GridOp op,
+                                                  PartitionContext &context) {
+  if (failed(context.setLocalTypes(op)))
+    return failure();
+  auto sharding = cast<ShardingAttr>(
+      op->template getAttrOfType<ArrayAttr>(kShardingAttrName)[0]);
+  if (!sharding.axesOf(1).empty())
+    op.setSequenceShards(context.getMesh().sequenceShards());
+  return sharding;
+}
+
 LogicalResult RotaryEmbeddingOp::propagateSharding(ShardingContext &context) {
   context.annotate(*this, {context.ofTokenSource(*this)});
   return success();
@@ -294,23 +311,30 @@ LogicalResult RotaryEmbeddingOp::propagateSharding(ShardingContext &context) {
 
 /// A rank rotates its block of the token grid, and its heads.
 LogicalResult RotaryEmbeddingOp::partition(PartitionContext &context) {
-  if (failed(context.setLocalTypes(*this)))
+  FailureOr<ShardingAttr> sharding = partitionGridBlock(*this, context);
+  if (failed(sharding))
     return failure();
-  auto sharding = cast<ShardingAttr>(
-      (*this)->getAttrOfType<ArrayAttr>(kShardingAttrName)[0]);
-  if (!sharding.axesOf(1).empty())
-    setSequenceShards(context.getMesh().sequenceShards());
-  int64_t headShards = context.product(sharding, 2);
+  int64_t headShards = context.product(*sharding, 2);
   setNumHeads(getNumHeads() / headShards);
   // An ltx table spans all heads, so a rank needs to know which block of
   // them it holds; the runtime finds it from the rank's tp coordinate.
   if (isLtxStyle() && headShards > 1) {
-    auto axes = sharding.axesOf(2);
+    auto axes = sharding->axesOf(2);
     if (axes.size() != 1 || axes[0] != MeshAxis::TP)
       return emitOpError() << "an ltx rope's heads may be split by tp only";
     setHeadShards(headShards);
   }
   return success();
+}
+
+LogicalResult SincosPosEmbedOp::propagateSharding(ShardingContext &context) {
+  context.annotate(*this, {context.ofTokenSource(*this)});
+  return success();
+}
+
+/// A rank adds the embedding of its block of the token grid.
+LogicalResult SincosPosEmbedOp::partition(PartitionContext &context) {
+  return success(succeeded(partitionGridBlock(*this, context)));
 }
 
 LogicalResult ModulateOp::propagateSharding(ShardingContext &context) {

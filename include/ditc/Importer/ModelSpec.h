@@ -100,6 +100,15 @@ struct ModelSpec {
   // [N, D] (LTX-Video).
   int64_t modulationTableRank = 3;
   std::string textEncoderClass, vaeClass;
+  bool attentionBias = true; // q/k/v projections carry biases
+  // CogVideoX: the training sample (latent pixels) that places the rotary
+  // grid and sizes the fixed sin/cos position table, the table's
+  // interpolation scales and text rows, and whether the rotary grid is
+  // integer (1.5, patch_size_t set) or the crop of the sample (1.0).
+  int64_t sampleHeight = 0, sampleWidth = 0;
+  double spatialInterpolation = 1.0, temporalInterpolation = 1.0;
+  int64_t maxTextTokens = 0;
+  bool ropeSliceGrid = false;
 
   int64_t numBlocks() const { return doubleBlocks + singleBlocks; }
   const FamilyInfo &info() const { return family; }

@@ -525,3 +525,35 @@ func.func @adaln_table_rank_without_table(%t: tensor<1x8xf32>) {
   %0 = dit.adaln_modulation %t {num_chunks = 6 : i64, weight = "norm.linear", table_rank = 2 : i64} : tensor<1x8xf32> -> tensor<1x6x8xf32>
   return
 }
+
+// -----
+
+func.func @sincos_width(%x: tensor<1x8x8xf32>) {
+  // expected-error @+1 {{width 8 is not divisible by 16}}
+  %0 = dit.sincos_pos_embed %x {grid = array<i64: 2, 2, 2>, spatial_scale = 1.0 : f64, temporal_scale = 1.0 : f64} : tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @sincos_tokens(%x: tensor<1x6x16xf32>) {
+  // expected-error @+1 {{grid holds 8 tokens, but the input has 6}}
+  %0 = dit.sincos_pos_embed %x {grid = array<i64: 2, 2, 2>, spatial_scale = 1.0 : f64, temporal_scale = 1.0 : f64} : tensor<1x6x16xf32>
+  return
+}
+
+// -----
+
+func.func @sincos_scale(%x: tensor<1x8x16xf32>) {
+  // expected-error @+1 {{expects positive spatial_scale and temporal_scale}}
+  %0 = dit.sincos_pos_embed %x {grid = array<i64: 2, 2, 2>, spatial_scale = 0.0 : f64, temporal_scale = 1.0 : f64} : tensor<1x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @rope_offset(%x: tensor<1x8x8xf32>) {
+  // expected-error @+1 {{grid_offset and grid_step must be finite}}
+  %0 = dit.rope %x {num_heads = 2 : i64, axes_dims = array<i64: 2, 1, 1>, grid = array<i64: 2, 2, 2>, theta = 1.0e4 : f64, text_tokens = 0 : i64, text_position = #dit<text_position prefix>, grid_step = array<f64: 1.0, 0x7FF0000000000000, 1.0>} : tensor<1x8x8xf32>
+  return
+}

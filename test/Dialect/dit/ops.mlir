@@ -148,3 +148,12 @@ func.func @ltx(%q: tensor<1x12x32xf32>, %temb: tensor<1x192xf32>) -> (tensor<1x1
   return %r, %m : tensor<1x12x32xf32>, tensor<1x6x32xf32>
 }
 }
+
+// CHECK-LABEL: func.func @positions
+func.func @positions(%x: tensor<1x8x16xf32>, %q: tensor<1x11x8xf32>) -> (tensor<1x8x16xf32>, tensor<1x11x8xf32>) {
+  // CHECK: dit.sincos_pos_embed %{{.*}} {grid = array<i64: 2, 2, 2>, spatial_scale = 1.875000e+00 : f64, temporal_scale = 1.000000e+00 : f64} : tensor<1x8x16xf32>
+  %p = dit.sincos_pos_embed %x {grid = array<i64: 2, 2, 2>, spatial_scale = 1.875 : f64, temporal_scale = 1.0 : f64} : tensor<1x8x16xf32>
+  // CHECK: dit.rope %{{.*}} {axes_dims = array<i64: 2, 1, 1>, grid = array<i64: 2, 2, 2>, grid_offset = array<f64: 0.000000e+00, 0.000000e+00, 8.000000e+00>, grid_step = array<f64: 1.000000e+00, 7.500000e+00, 6.812500e+00>
+  %r = dit.rope %q {num_heads = 2 : i64, axes_dims = array<i64: 2, 1, 1>, grid = array<i64: 2, 2, 2>, theta = 1.0e4 : f64, text_tokens = 3 : i64, text_position = #dit<text_position prefix>, grid_offset = array<f64: 0.0, 0.0, 8.0>, grid_step = array<f64: 1.0, 7.5, 6.8125>} : tensor<1x11x8xf32>
+  return %p, %r : tensor<1x8x16xf32>, tensor<1x11x8xf32>
+}

@@ -63,6 +63,7 @@ private:
   /// SD3's patch embedding: the projection plus the cropped table rows.
   at::Tensor patchEmbedWithTable(const Op &op, const at::Tensor &x);
   at::Tensor rope(const Op &op, const at::Tensor &x);
+  at::Tensor sincosPosEmbed(const Op &op, const at::Tensor &x);
   at::Tensor attention(const Op &op, const at::Tensor &q, const at::Tensor &k,
                        const at::Tensor &v);
   at::Tensor ringAttention(const Op &op, const at::Tensor &q, const at::Tensor &k,
@@ -82,6 +83,8 @@ private:
     at::Tensor cos, sin, partner;
   };
   std::unordered_map<const Op *, RopeTable> ropeTables;
+  // sincos_pos_embed: this rank's [image rows, D] table per op.
+  std::unordered_map<const Op *, at::Tensor> posTables;
   bool profiling;
   std::map<std::string, OpTime> profile;
 };

@@ -34,7 +34,8 @@ struct ParamSpec {
 /// Op kinds, decoded once at load so the step loop never compares strings.
 enum class OpKind {
   Call, TimestepEmbedding, PatchEmbed, Linear, LayerNorm, RmsNorm,
-  AdalnModulation, Modulate, ResidualAdd, Rope, Attention, Activation,
+  AdalnModulation, Modulate, ResidualAdd, Rope, SincosPosEmbed, Attention,
+  Activation,
   ConcatStreams, SplitStreams, TensorConcat, TensorEmpty, Stack, Unstack,
   CfgCombine, SchedulerStep, AllReduce, AllGather, AllToAll, AllSlice, Send,
   Recv,
@@ -51,7 +52,8 @@ struct OpAttrs {
   int64_t numHeads = 0;
   int64_t textTokens = 0;
   bool textPrefix = true; // also concat_streams, split_streams
-  // rope (grid and sequenceShards also patch_embed's position table)
+  // rope (grid and sequenceShards also patch_embed's position table and
+  // sincos_pos_embed)
   std::array<int64_t, 3> grid{}, axesDims{};
   double theta = 0;
   int64_t sequenceShards = 1;
@@ -62,8 +64,12 @@ struct OpAttrs {
   std::array<double, 3> coordinateScale{};
   int64_t headShards = 1;
   bool centered = false; // Qwen-Image's positions
+  // rope: position = gridOffset + gridStep * index, per axis
+  std::array<double, 3> gridOffset{0, 0, 0}, gridStep{1, 1, 1};
   // patch_embed: the side of its position table's grid (0: no table)
   int64_t posEmbedMaxSize = 0;
+  // sincos_pos_embed
+  double spatialScale = 1, temporalScale = 1;
   // timestep_embedding
   int64_t freqDim = 0;
   double timestepScale = 1.0;

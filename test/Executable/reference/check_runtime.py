@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Compares a one-rank dit-run transformer output with the float64 NumPy
+reference of the family (this folder's <family>.py, transcribed from
+diffusers, not from the plan).
+
+Usage: check_runtime.py PLAN CONFIG --latents X.npy --text-embeds T.npy
+                        --output O.npy --timestep T [--seed S] [--tolerance R]
+
+dit-run ran PLAN with `--nproc 1 --steps 1 --latents X --text-embeds T
+--output O` (the same text for every branch), so O = X - v and v is the
+transformer output in dit-run's [B, C, F, H, W] layout. The weights are the
+plan's seeded parameters (docs/runtime.md, "Inputs"), looked up by their
+diffusers names and put into diffusers' layouts. The check passes when
+max|v - v_ref| / max|v_ref| <= tolerance, and prints both errors.
+"""
+import argparse
+import importlib
+import json
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
+from simulate_plan import full_parameter  # noqa: E402  the seeded initializer
+
+
+def plan_parameters(plan):
+    """name -> parameter entry of every op of every program."""
+    manifest = json.load(open(os.path.join(plan, "manifest.json")))
+    params = {}
+
+    def visit(ops):
+        for op in ops:
+            for spec in op.get("params", []):
+                params.setdefault(spec["name"], spec)
+
+    for entry in manifest["programs"]:
+        program = json.load(open(os.path.join(plan, entry["file"])))
+        visit(program["ops"])
+        for fn in program.get("functions", {}).values():
+            visit(fn["ops"])
+    return manifest, params
+
+
+def to_checkpoint(spec, value, manifest, config):
+    """The checkpoint tensor a plan parameter stands for. With a
+    `checkpoint` shape the op's tensor is its row-major reshape. Without
+    one, the patch embedding and the output projection hold features in
+    (pt, ph, pw, C) order (docs/plan-format.md), which diffusers' CogVideoX
+    keeps in (C, pt, ph, pw) order."""
+    if "checkpoint" in spec:
+        return value.reshape(spec["checkpoint"]["shape"])
+    model = manifest["model"]
+    if model["family"] != "cogvideox":
+        return value
+    pt, ph, pw = model["patch"]
+    c = model["latent_channels"]
+    name = spec["name"]
+    if name == "patch_embed.proj.weight":
+        d = value.shape[0]
+        kernel = value.reshape(d, pt, ph, pw, c).transpose(0, 4, 1, 2, 3)
+        # CogVideoX 1.0: a Conv2d kernel [D, C, p, p]; 1.5 (patch_size_t):
+        # a Linear over (C, pt, p, p) features.
+        if config.get("patch_size_t") is None:
+            return kernel.reshape(d, c, ph, pw)
+        return kernel.reshape(d, -1)
+    if name in ("proj_out.weight", "proj_out.bias"):
+        rows = value.reshape(pt, ph, pw, c, -1).transpose(3, 0, 1, 2, 4)
+        return rows.reshape(value.shape)
+    return value
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("plan")
+    parser.add_argument("config")
+    parser.add_argument("--latents", required=True)
+    parser.add_argument("--text-embeds", required=True)
+    parser.add_argument("--output", required=True)
+    parser.add_argument("--timestep", type=float, required=True)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--tolerance", type=float, default=1e-5)
+    args = parser.parse_args()
+
+    manifest, params = plan_parameters(args.plan)
+    family = manifest["model"]["family"]
+    reference = importlib.import_module(family)
+    config = json.load(open(args.config))
+    cache = {}
+    weights = {name: to_checkpoint(spec, full_parameter(args.seed, spec, cache), manifest,
+                                        config)
+               for name, spec in params.items()}
+    # Parameters are drawn in float64 and rounded to float32 once.
+    weights = {k: v.astype(np.float32).astype(np.float64) for k, v in weights.items()}
+
+    x = np.load(args.latents).astype(np.float64)
+    text = np.load(args.text_embeds).astype(np.float64)[0]
+    v_run = x - np.load(args.output).astype(np.float64)
+    t = np.full([x.shape[0]], args.timestep)
+    if family == "cogvideox":
+        # CogVideoX's transformer takes and returns [B, F, C, H, W].
+        v_ref = reference.forward(weights, config, x.transpose(0, 2, 1, 3, 4), text, t)
+        v_ref = v_ref.transpose(0, 2, 1, 3, 4)
+    else:
+        v_ref = reference.forward(weights, config, x, text, t)
+    if v_ref.shape != v_run.shape:
+        sys.exit(f"reference shape {v_ref.shape} differs from dit-run's {v_run.shape}")
+    diff = np.abs(v_run - v_ref)
+    rel = float(diff.max() / max(np.abs(v_ref).max(), 1e-30))
+    verdict = "ok" if rel <= args.tolerance else "MISMATCH"
+    print(f"{family}: max abs error {diff.max():.3e}, max relative error {rel:.3e} "
+          f"over {v_ref.size} values: {verdict}")
+    sys.exit(0 if verdict == "ok" else 1)
+
+
+if __name__ == "__main__":
+    main()
