@@ -157,6 +157,11 @@ Value GraphBuilder::residual(Value x, Value branch, Value params,
   return make<ResidualAddOp>(x, branch);
 }
 
+Value GraphBuilder::tokenMean(Value x) {
+  auto type = cast<RankedTensorType>(x.getType());
+  return make<TokenMeanOp>(tensor({type.getDimSize(0), type.getDimSize(2)}), x);
+}
+
 Value GraphBuilder::sincosPosEmbed(Value x, double spatialScale,
                                    double temporalScale) {
   return make<SincosPosEmbedOp>(

@@ -129,6 +129,8 @@ public:
   mlir::Value residual(mlir::Value x, mlir::Value branch,
                        mlir::Value params = {},
                        std::optional<int64_t> gate = std::nullopt);
+  /// The mean over the tokens of a replicated sequence: [B, L, E] -> [B, E].
+  mlir::Value tokenMean(mlir::Value x);
   /// Adds diffusers' fixed 3-D sin/cos position embedding to the image
   /// tokens `x` (CogVideoX-2b).
   mlir::Value sincosPosEmbed(mlir::Value x, double spatialScale,

@@ -195,6 +195,9 @@ std::vector<at::Tensor> Executor::runOp(const Function &fn, const Op &op,
     return {rope(op, x)};
   case OpKind::SincosPosEmbed:
     return {sincosPosEmbed(op, x)};
+  case OpKind::TokenMean:
+    // Summed in float32 even for bfloat16 activations.
+    return {x.to(at::kFloat).mean(1).to(x.scalar_type())};
   case OpKind::Attention: {
     at::Tensor q, k, v;
     if (in.size() == 1) {

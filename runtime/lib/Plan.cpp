@@ -426,6 +426,7 @@ static const std::map<std::string, OpKind> &opKinds() {
       {"dit.residual_add", OpKind::ResidualAdd},
       {"dit.rope", OpKind::Rope},
       {"dit.sincos_pos_embed", OpKind::SincosPosEmbed},
+      {"dit.token_mean", OpKind::TokenMean},
       {"dit.attention", OpKind::Attention},
       {"dit.activation", OpKind::Activation},
       {"dit.concat_streams", OpKind::ConcatStreams},

@@ -507,6 +507,14 @@ private:
       expectResult(in(0));
       break;
     }
+    case OpKind::TokenMean: {
+      expectCounts(1, 1, 1);
+      expectRank(in(0), 3, "the operand");
+      if (in(0)[1] < 1)
+        fail("averages a sequence of no tokens");
+      expectResult({in(0)[0], in(0)[2]});
+      break;
+    }
     case OpKind::SincosPosEmbed: {
       expectCounts(1, 1, 1);
       expectRank(in(0), 3, "the operand");

@@ -395,6 +395,8 @@ class Rank:
             return [x + ins[1]]
         if name == "dit.rope":
             return [rope(x, a, self.block(), self.coords["tp"])]
+        if name == "dit.token_mean":
+            return [x.mean(axis=1)]
         if name == "dit.sincos_pos_embed":
             return [sincos_pos_embed(x, a, self.block())]
         if name == "dit.attention":

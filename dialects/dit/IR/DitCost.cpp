@@ -68,6 +68,7 @@ DIT_ELEMENTWISE_FLOPS(CFGCombineOp)
 DIT_ELEMENTWISE_FLOPS(SchedulerStepOp)
 #undef DIT_ELEMENTWISE_FLOPS
 
+int64_t TokenMeanOp::getFlops() { return numElements(getInput().getType()); }
 int64_t ConcatStreamsOp::getFlops() { return 0; }
 int64_t SplitStreamsOp::getFlops() { return 0; }
 int64_t UnpatchifyOp::getFlops() { return 0; }

@@ -107,6 +107,21 @@ static LogicalResult verifyPositionTable(PatchEmbedOp op) {
   return success();
 }
 
+LogicalResult TokenMeanOp::verify() {
+  if (failed(verifyTokens(*this, getInput(), "input")))
+    return failure();
+  auto in = tensorOf(getInput());
+  auto out = tensorOf(getResult());
+  if (out.getRank() != 2 || out.getDimSize(0) != in.getDimSize(0) ||
+      out.getDimSize(1) != in.getDimSize(2))
+    return emitOpError() << "expects result [" << in.getDimSize(0) << ", "
+                         << in.getDimSize(2) << "], got "
+                         << shapeString(out.getShape());
+  if (in.getDimSize(1) < 1)
+    return emitOpError() << "needs at least one token";
+  return success();
+}
+
 LogicalResult PatchEmbedOp::verify() {
   auto in = tensorOf(getLatents());
   auto out = tensorOf(getResult());

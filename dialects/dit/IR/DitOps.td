@@ -76,6 +76,26 @@ def Dit_TimestepEmbeddingOp : Dit_Op<"timestep_embedding", [Pure,
   let hasVerifier = 1;
 }
 
+def Dit_TokenMeanOp : Dit_Op<"token_mean", [Pure,
+    SameOperandsAndResultElementType, Dit_Shardable, Dit_Cost]> {
+  let summary = "Mean of a replicated sequence over its tokens";
+  let description = [{
+    `[B, L, E] -> [B, E]`: the average of the `L` token rows, HunyuanVideo's
+    pooling of the raw text (`HunyuanVideoTokenRefiner` with every text
+    token valid) before its own timestep-and-text embedding. Only
+    replicated sequences (the text) may be averaged: a mean over sequence
+    shards would need a reduction the op does not perform.
+
+    ```mlir
+    %pooled = dit.token_mean %text : tensor<1x256x4096xbf16> -> tensor<1x4096xbf16>
+    ```
+  }];
+  let arguments = (ins Dit_Tensor:$input);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Dit_PatchEmbedOp : Dit_Op<"patch_embed", [Pure,
     Dit_ShardablePartition, Dit_Parameters, Dit_Cost]> {
   let summary = "Cut latents into patches and project them to the model width";

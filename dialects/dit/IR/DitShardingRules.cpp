@@ -145,6 +145,18 @@ LogicalResult TimestepEmbeddingOp::propagateSharding(ShardingContext &context) {
   return success();
 }
 
+/// The mean of replicated rows is replicated; sharded rows or features
+/// would each need an all-reduce the op does not perform.
+LogicalResult TokenMeanOp::propagateSharding(ShardingContext &context) {
+  ValueSharding in = context.of(getInput());
+  if (in.tpSplit || in.tokens == TokenKind::Image)
+    return emitError() << "averages a sequence that is split over ranks; "
+                          "only a replicated sequence (the text) may be "
+                          "averaged";
+  context.annotate(*this, {ValueSharding()});
+  return success();
+}
+
 LogicalResult AdaLNModulationOp::propagateSharding(ShardingContext &context) {
   context.annotate(*this, {ValueSharding()});
   return success();

@@ -3,6 +3,8 @@
 // diffusers' transformer_hunyuan_video.py: FLUX's dual- and single-stream
 // blocks on video with the text after the image and varlen-packed, and a
 // token refiner that self-attends over the text before the main blocks.
+// Every text token is valid (an all-ones encoder_attention_mask); the
+// image-to-video variants (image_condition_type) are refused.
 //
 //===----------------------------------------------------------------------===//
 #include "Family.h"
@@ -38,18 +40,35 @@ void readHunyuanVideo(const JsonObject &config, ModelSpec &spec) {
   spec.pooledDim = config.getInt("pooled_projection_dim", 1, kMax);
   spec.guidanceEmbeds = config.getOptionalBool("guidance_embeds", true);
   readRopeAxes(config, "rope_axes_dim", spec);
+  if (config.has("image_condition_type"))
+    config.fail("image_condition_type",
+                "is set: HunyuanVideo image-to-video (latent_concat, "
+                "token_replace) is not imported; only text-to-video is");
+  if (auto norm = config.getOptionalString("qk_norm"); norm && *norm != "rms_norm")
+    config.fail("qk_norm", "is '" + *norm + "'; the blocks here normalize q "
+                           "and k with rms_norm, as published");
   spec.ropeTheta = config.getOptionalDouble("rope_theta", 256.0, 1.0, 1e9);
 }
 
-/// The token refiner: a few self-attention blocks over the text alone
-/// (varlen-packed), before the main blocks.
-Value tokenRefiner(GraphBuilder &g, Value txt, Value temb) {
+/// HunyuanVideoTokenRefiner `context_embedder`: its own timestep-and-text
+/// conditioning (CombinedTimestepTextProjEmbeddings of the timestep and of
+/// the mean of the raw text: every text token counts, as with an all-ones
+/// encoder_attention_mask), `proj_in`, then refiner blocks of
+/// self-attention and a SiLU MLP over the text alone, each gated by its
+/// `norm_out` (HunyuanVideoAdaNorm: the attention gate, then the MLP's).
+Value tokenRefiner(GraphBuilder &g, Value text, Value timestep) {
   int64_t D = g.D;
+  const std::string r = "context_embedder";
+  GraphBuilder::ModuleScope scope(g, r);
+  Value temb = g.residual(
+      g.timestepEmbedding(timestep, D, r + ".time_text_embed.timestep_embedder"),
+      g.twoLayerProjection(g.tokenMean(text), D, r + ".time_text_embed.text_embedder",
+                           ActivationKind::Silu));
+  Value txt = g.linear(text, D, r + ".proj_in");
   for (int64_t j = 0; j < g.spec.refinerLayers; ++j) {
-    std::string p =
-        "context_embedder.token_refiner.refiner_blocks." + std::to_string(j);
+    std::string p = r + ".token_refiner.refiner_blocks." + std::to_string(j);
     GraphBuilder::ModuleScope block(g, p);
-    Value mod = g.adaln(temb, 2, D, p + ".adaLN_modulation.1");
+    Value gates = g.adaln(temb, 2, D, p + ".norm_out.linear");
     Value h = g.layerNorm(txt, p + ".norm1");
     Value o;
     {
@@ -60,12 +79,12 @@ Value tokenRefiner(GraphBuilder &g, Value txt, Value temb) {
       o = g.attention(AttentionKind::Self, q, k, v, 0, TextPosition::Prefix,
                       /*varlen=*/true);
     }
-    txt = g.residual(txt, g.linear(o, D, p + ".attn.to_out.0"), mod, 0);
-    h = g.layerNorm(txt, p + ".norm2");
-    txt = g.residual(txt,
-                     g.mlp(h, g.spec.ffnSize, ActivationKind::Silu,
-                           p + ".mlp", p + ".mlp.fc1", p + ".mlp.fc2"),
-                     mod, 1);
+    txt = g.residual(txt, g.linear(o, D, p + ".attn.to_out.0"), gates, 0);
+    // FeedForward(mult=4.0, "linear-silu"): the refiner's width is fixed,
+    // whatever the config's mlp_ratio.
+    Value f = g.mlp(g.layerNorm(txt, p + ".norm2"), 4 * D, ActivationKind::Silu,
+                    p + ".ff", p + ".ff.net.0.proj", p + ".ff.net.2");
+    txt = g.residual(txt, f, gates, 1);
   }
   return txt;
 }
@@ -73,8 +92,7 @@ Value tokenRefiner(GraphBuilder &g, Value txt, Value temb) {
 Value buildHunyuanVideo(GraphBuilder &g, const TransformerInputs &in) {
   Value img = g.patchEmbed(in.latents, "x_embedder.proj");
   Value temb = g.combinedTimestepTextEmbedding(in);
-  Value txt = g.linear(in.text, g.D, "context_embedder.proj_in");
-  txt = tokenRefiner(g, txt, temb);
+  Value txt = tokenRefiner(g, in.text, in.timestep);
   img = g.mmditBlocks(img, txt, temb, TextPosition::Suffix, /*varlen=*/true,
                       DualStreamStyle());
   // AdaLayerNormContinuous: scale first, then shift.

@@ -557,3 +557,11 @@ func.func @rope_offset(%x: tensor<1x8x8xf32>) {
   %0 = dit.rope %x {num_heads = 2 : i64, axes_dims = array<i64: 2, 1, 1>, grid = array<i64: 2, 2, 2>, theta = 1.0e4 : f64, text_tokens = 0 : i64, text_position = #dit<text_position prefix>, grid_step = array<f64: 1.0, 0x7FF0000000000000, 1.0>} : tensor<1x8x8xf32>
   return
 }
+
+// -----
+
+func.func @token_mean_shape(%t: tensor<1x5x16xf32>) {
+  // expected-error @+1 {{expects result [1, 16], got 1x5}}
+  %0 = dit.token_mean %t : tensor<1x5x16xf32> -> tensor<1x5xf32>
+  return
+}

@@ -157,3 +157,10 @@ func.func @positions(%x: tensor<1x8x16xf32>, %q: tensor<1x11x8xf32>) -> (tensor<
   %r = dit.rope %q {num_heads = 2 : i64, axes_dims = array<i64: 2, 1, 1>, grid = array<i64: 2, 2, 2>, theta = 1.0e4 : f64, text_tokens = 3 : i64, text_position = #dit<text_position prefix>, grid_offset = array<f64: 0.0, 0.0, 8.0>, grid_step = array<f64: 1.0, 7.5, 6.8125>} : tensor<1x11x8xf32>
   return %p, %r : tensor<1x8x16xf32>, tensor<1x11x8xf32>
 }
+
+// CHECK-LABEL: func.func @pooling
+func.func @pooling(%t: tensor<1x5x16xf32>) -> tensor<1x16xf32> {
+  // CHECK: dit.token_mean %{{.*}} : tensor<1x5x16xf32> -> tensor<1x16xf32>
+  %m = dit.token_mean %t : tensor<1x5x16xf32> -> tensor<1x16xf32>
+  return %m : tensor<1x16xf32>
+}

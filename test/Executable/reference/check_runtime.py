@@ -4,7 +4,8 @@ reference of the family (this folder's <family>.py, transcribed from
 diffusers, not from the plan).
 
 Usage: check_runtime.py PLAN CONFIG --latents X.npy --text-embeds T.npy
-                        --output O.npy --timestep T [--seed S] [--tolerance R]
+                        --output O.npy --timestep T [--guidance G] [--seed S]
+                        [--tolerance R]
 
 dit-run ran PLAN with `--nproc 1 --steps 1 --latents X --text-embeds T
 --output O` (the same text for every branch), so O = X - v and v is the
@@ -24,7 +25,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
-from simulate_plan import full_parameter  # noqa: E402  the seeded initializer
+from simulate_plan import counter_normal, full_parameter  # noqa: E402  the seeded initializer
 
 
 def plan_parameters(plan):
@@ -49,21 +50,24 @@ def to_checkpoint(spec, value, manifest, config):
     """The checkpoint tensor a plan parameter stands for. With a
     `checkpoint` shape the op's tensor is its row-major reshape. Without
     one, the patch embedding and the output projection hold features in
-    (pt, ph, pw, C) order (docs/plan-format.md), which diffusers' CogVideoX
-    keeps in (C, pt, ph, pw) order."""
+    (pt, ph, pw, C) order (docs/plan-format.md), where diffusers' video
+    models keep (C, pt, ph, pw): a Conv3d kernel [D, C, pt, p, p]
+    (HunyuanVideo), a Conv2d kernel [D, C, p, p] (CogVideoX 1.0), a Linear
+    over (C, pt, p, p) (CogVideoX 1.5)."""
     if "checkpoint" in spec:
         return value.reshape(spec["checkpoint"]["shape"])
     model = manifest["model"]
-    if model["family"] != "cogvideox":
+    family = model["family"]
+    if family not in ("cogvideox", "hunyuan_video"):
         return value
     pt, ph, pw = model["patch"]
     c = model["latent_channels"]
     name = spec["name"]
-    if name == "patch_embed.proj.weight":
+    if name in ("patch_embed.proj.weight", "x_embedder.proj.weight"):
         d = value.shape[0]
         kernel = value.reshape(d, pt, ph, pw, c).transpose(0, 4, 1, 2, 3)
-        # CogVideoX 1.0: a Conv2d kernel [D, C, p, p]; 1.5 (patch_size_t):
-        # a Linear over (C, pt, p, p) features.
+        if family == "hunyuan_video":
+            return kernel
         if config.get("patch_size_t") is None:
             return kernel.reshape(d, c, ph, pw)
         return kernel.reshape(d, -1)
@@ -82,12 +86,15 @@ def main():
     parser.add_argument("--output", required=True)
     parser.add_argument("--timestep", type=float, required=True)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--guidance", type=float, default=3.5,
+                        help="the embedded guidance dit-run feeds (HunyuanVideo)")
     parser.add_argument("--tolerance", type=float, default=1e-5)
     args = parser.parse_args()
 
     manifest, params = plan_parameters(args.plan)
     family = manifest["model"]["family"]
-    reference = importlib.import_module(family)
+    # The reference module of each family, named as diffusers' model.
+    reference = importlib.import_module({"hunyuan_video": "hunyuanvideo"}.get(family, family))
     config = json.load(open(args.config))
     cache = {}
     weights = {name: to_checkpoint(spec, full_parameter(args.seed, spec, cache), manifest,
@@ -104,6 +111,12 @@ def main():
         # CogVideoX's transformer takes and returns [B, F, C, H, W].
         v_ref = reference.forward(weights, config, x.transpose(0, 2, 1, 3, 4), text, t)
         v_ref = v_ref.transpose(0, 2, 1, 3, 4)
+    elif family == "hunyuan_video":
+        # The runner's seeded pooled text of branch 0 and its guidance input.
+        pooled = counter_normal(args.seed, "pooled0",
+                                [x.shape[0], manifest["model"]["pooled_dim"]])
+        v_ref = reference.forward(weights, config, x, text, t, pooled,
+                                  np.full([x.shape[0]], args.guidance))
     else:
         v_ref = reference.forward(weights, config, x, text, t)
     if v_ref.shape != v_run.shape:

@@ -34,8 +34,8 @@ struct ParamSpec {
 /// Op kinds, decoded once at load so the step loop never compares strings.
 enum class OpKind {
   Call, TimestepEmbedding, PatchEmbed, Linear, LayerNorm, RmsNorm,
-  AdalnModulation, Modulate, ResidualAdd, Rope, SincosPosEmbed, Attention,
-  Activation,
+  AdalnModulation, Modulate, ResidualAdd, Rope, SincosPosEmbed, TokenMean,
+  Attention, Activation,
   ConcatStreams, SplitStreams, TensorConcat, TensorEmpty, Stack, Unstack,
   CfgCombine, SchedulerStep, AllReduce, AllGather, AllToAll, AllSlice, Send,
   Recv,
