@@ -544,7 +544,7 @@ class RankProgram:
 
                 def run(xs, _):
                     h1, h2 = xs[0].chunk(2, dim=-1)
-                    return [gate_fn(h1) * h2]
+                    return [h1 * gate_fn(h2)]
                 return run
             fn = ACTIVATIONS[kind]
             return lambda xs, _: [fn(xs[0])]

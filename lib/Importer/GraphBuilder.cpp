@@ -151,15 +151,26 @@ Value GraphBuilder::modulate(Value x, Value params, const Chunks &c) {
 }
 
 Value GraphBuilder::residual(Value x, Value branch, Value params,
-                             std::optional<int64_t> gate) {
-  if (params && gate)
-    return make<ResidualAddOp>(x, branch, params, *gate);
+                             std::optional<int64_t> gate, bool tanhGate) {
+  if (params && gate) {
+    auto op = make<ResidualAddOp>(x, branch, params, *gate);
+    op.setTanhGate(tanhGate);
+    return op;
+  }
   return make<ResidualAddOp>(x, branch);
 }
 
 Value GraphBuilder::tokenMean(Value x) {
   auto type = cast<RankedTensorType>(x.getType());
   return make<TokenMeanOp>(tensor({type.getDimSize(0), type.getDimSize(2)}), x);
+}
+
+Value GraphBuilder::attentionPool(Value x, int64_t heads, int64_t out,
+                                  const std::string &weight) {
+  ModuleScope scope(*this, weight);
+  auto type = cast<RankedTensorType>(x.getType());
+  return make<AttentionPoolOp>(tensor({type.getDimSize(0), out}), x,
+                               b.getI64IntegerAttr(heads), b.getStringAttr(weight));
 }
 
 Value GraphBuilder::sincosPosEmbed(Value x, double spatialScale,
@@ -184,7 +195,8 @@ Value GraphBuilder::rope(Value x, int64_t textTokens, TextPosition position) {
       /*sequence_shards=*/IntegerAttr(), /*style=*/RopeStyleAttr(),
       /*coordinate_scale=*/DenseF64ArrayAttr(), /*head_shards=*/IntegerAttr(),
       /*centered=*/spec.ropeCentered ? b.getUnitAttr() : UnitAttr(),
-      reals(ropeGridOffset), reals(ropeGridStep));
+      reals(ropeGridOffset), reals(ropeGridStep),
+      ropeWeight.empty() ? StringAttr() : b.getStringAttr(ropeWeight));
   if (spec.ropeLtx) {
     op.setStyle(RopeStyle::Ltx);
     std::array<double, 3> scale = ltxRopeCoordinateScale(spec);
@@ -325,7 +337,6 @@ GraphBuilder::dualStreamBlock(Value img, Value txt, Value temb, int64_t i,
   std::string imgMlpName = p + "." + style.imgMlp;
   std::string txtMlpName = p + "." + style.txtMlp;
   int64_t Dt = width(txt);
-  bool zero = style.rmsNormZero;
   bool last = i + 1 == spec.doubleBlocks;
   bool contextPreOnly = last && style.lastBlockContextPreOnly;
   bool dualAttention =
@@ -333,18 +344,15 @@ GraphBuilder::dualStreamBlock(Value img, Value txt, Value temb, int64_t i,
                 spec.dualAttentionLayers.end(),
                 i) != spec.dualAttentionLayers.end();
 
-  // RMSNormZero modulates with scale and gate only.
-  Chunks imgAttn = zero ? Chunks{std::nullopt, 0, 1} : Chunks{0, 1, 2};
-  Chunks imgMlp = zero ? Chunks{std::nullopt, 2, 3} : Chunks{3, 4, 5};
+  Chunks imgAttn{0, 1, 2}, imgMlp{3, 4, 5};
   Chunks txtAttn = imgAttn, txtMlp = imgMlp;
-  int64_t imgChunks = zero ? 4 : (dualAttention ? 9 : 6);
-  int64_t txtChunks = zero ? 4 : 6;
+  int64_t imgChunks = dualAttention ? 9 : 6;
+  int64_t txtChunks = 6;
   if (contextPreOnly) {
-    txtChunks = zero ? 1 : 2;
-    txtAttn = zero ? Chunks{std::nullopt, 0, std::nullopt}
-                   : Chunks{1, 0, std::nullopt};
+    txtChunks = 2;
+    txtAttn = Chunks{1, 0, std::nullopt};
   }
-  auto norm = [&](Value v) { return zero ? rmsNorm(v) : layerNorm(v); };
+  auto norm = [&](Value v) { return layerNorm(v); };
 
   Value imgMod = adaln(temb, imgChunks, D, imgModName);
   Value txtMod = adaln(temb, txtChunks, Dt, txtModName);
@@ -369,10 +377,7 @@ GraphBuilder::dualStreamBlock(Value img, Value txt, Value temb, int64_t i,
     std::tie(ot, oi) = split(o, L, position);
   }
 
-  Value imgAttnOut = linear(oi, D, a + ".to_out.0");
-  if (zero)
-    imgAttnOut = rmsNorm(imgAttnOut);
-  img = residual(img, imgAttnOut, imgMod, *imgAttn.gate);
+  img = residual(img, linear(oi, D, a + ".to_out.0"), imgMod, *imgAttn.gate);
   if (dualAttention) {
     // SD3.5 MMDiT-X (SD35AdaLayerNormZeroX): a second, image-only
     // self-attention whose input is the block's input under the same norm,
@@ -381,24 +386,17 @@ GraphBuilder::dualStreamBlock(Value img, Value txt, Value temb, int64_t i,
     img = residual(img, selfAttention(h2, p + ".attn2"), imgMod, 8);
   }
   Value h = modulate(norm(img), imgMod, imgMlp);
-  ActivationKind act = zero ? ActivationKind::SwiGLU : ActivationKind::GeluTanh;
+  ActivationKind act = ActivationKind::GeluTanh;
   Value f = mlp(h, spec.ffnSize, act, imgMlpName, imgMlpName + ".net.0.proj",
-                imgMlpName + ".net.2", !zero);
-  if (zero)
-    f = rmsNorm(f);
+                imgMlpName + ".net.2");
   img = residual(img, f, imgMod, *imgMlp.gate);
 
   if (!contextPreOnly) {
-    Value txtAttnOut = linear(ot, Dt, a + ".to_add_out");
-    if (zero)
-      txtAttnOut = rmsNorm(txtAttnOut);
-    txt = residual(txt, txtAttnOut, txtMod, *txtAttn.gate);
+    txt = residual(txt, linear(ot, Dt, a + ".to_add_out"), txtMod, *txtAttn.gate);
     Value ht = modulate(norm(txt), txtMod, txtMlp);
     int64_t txtInner = textStreamFfnSize(spec.info().name, Dt, spec.ffnSize);
     Value ft = mlp(ht, txtInner, act, txtMlpName, txtMlpName + ".net.0.proj",
-                   txtMlpName + ".net.2", !zero);
-    if (zero)
-      ft = rmsNorm(ft);
+                   txtMlpName + ".net.2");
     txt = residual(txt, ft, txtMod, *txtMlp.gate);
   }
   return {img, txt};

@@ -55,11 +55,8 @@ struct DualStreamStyle {
   /// The two streams' adaLN projections and MLPs, under the block.
   const char *imgMod = "norm1.linear", *txtMod = "norm1_context.linear";
   const char *imgMlp = "ff", *txtMlp = "ff_context";
-  /// SD3's and Mochi's last block only feeds text into attention.
+  /// SD3's last block only feeds text into attention.
   bool lastBlockContextPreOnly = false;
-  /// Mochi: RMSNormZero modulation (scale and gate only, 4 chunks), RMS
-  /// norms, RMS-normalized branch outputs and bias-free SwiGLU MLPs.
-  bool rmsNormZero = false;
 };
 
 /// Builds one transformer function. Every op created between enterBlock and
@@ -126,11 +123,17 @@ public:
   mlir::Value adaln(mlir::Value condition, int64_t chunks, int64_t outWidth,
                     const std::string &weight, bool table = false);
   mlir::Value modulate(mlir::Value x, mlir::Value params, const Chunks &c);
+  /// x + branch, or x + gate * branch with chunk `gate` of `params`
+  /// (its tanh with `tanhGate`, Mochi).
   mlir::Value residual(mlir::Value x, mlir::Value branch,
                        mlir::Value params = {},
-                       std::optional<int64_t> gate = std::nullopt);
+                       std::optional<int64_t> gate = std::nullopt,
+                       bool tanhGate = false);
   /// The mean over the tokens of a replicated sequence: [B, L, E] -> [B, E].
   mlir::Value tokenMean(mlir::Value x);
+  /// diffusers' MochiAttentionPool `weight` over a replicated sequence.
+  mlir::Value attentionPool(mlir::Value x, int64_t heads, int64_t out,
+                            const std::string &weight);
   /// Adds diffusers' fixed 3-D sin/cos position embedding to the image
   /// tokens `x` (CogVideoX-2b).
   mlir::Value sincosPosEmbed(mlir::Value x, double spatialScale,
@@ -191,7 +194,7 @@ public:
                             const WanStyle &style);
 
   /// Dual-stream MMDiT block `transformer_blocks.<i>` (FLUX, Qwen-Image,
-  /// HunyuanVideo, SD3, Mochi): each stream is modulated and projected with
+  /// HunyuanVideo, SD3): each stream is modulated and projected with
   /// its own weights, the two attend jointly, and each gets its own MLP.
   std::pair<mlir::Value, mlir::Value>
   dualStreamBlock(mlir::Value img, mlir::Value txt, mlir::Value temb,
@@ -234,6 +237,8 @@ public:
   /// Where rope places the grid: position = offset + step * index per axis
   /// (unset: the index itself). A family sets them before its blocks.
   std::optional<std::array<double, 3>> ropeGridOffset, ropeGridStep;
+  /// Learned per-head rope frequencies (Mochi's `pos_frequencies`), when set.
+  std::string ropeWeight;
 
 private:
   template <typename OpTy, typename... Args>

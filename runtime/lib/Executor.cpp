@@ -35,6 +35,8 @@ void Executor::materializeParameters(int64_t seed) {
     return;
   drawnSeed = seed;
   parameterByName.clear();
+  // Tables built from parameters (learned rope frequencies) go with them.
+  ropeTables.clear();
   parameterByOp.clear();
   int64_t tpSize = manifest.axisSize("tp");
   int64_t tpIndex = manifest.ranks[rank].coords.at("tp");
@@ -179,15 +181,20 @@ std::vector<at::Tensor> Executor::runOp(const Function &fn, const Op &op,
         at::mul_out(out, block.of(x), block.batchOf(scale));
     })};
   }
-  case OpKind::ResidualAdd:
+  case OpKind::ResidualAdd: {
+    at::Tensor gate;
+    if (in.size() == 3) {
+      gate = in[2].select(1, a.gateChunk).unsqueeze(1);
+      if (a.tanhGate)
+        gate = at::tanh(gate);
+    }
     return {rowBlocks(x.sizes(), x.options(), [&](const RowBlock &block, at::Tensor &out) {
-      if (in.size() == 3)
-        at::addcmul_out(out, block.of(x),
-                        block.batchOf(in[2].select(1, a.gateChunk).unsqueeze(1)),
-                        block.of(in[1]));
+      if (gate.defined())
+        at::addcmul_out(out, block.of(x), block.batchOf(gate), block.of(in[1]));
       else
         at::add_out(out, block.of(x), block.of(in[1]));
     })};
+  }
   case OpKind::LayerNorm:
   case OpKind::RmsNorm:
     return {norm(op, x)};
@@ -195,6 +202,20 @@ std::vector<at::Tensor> Executor::runOp(const Function &fn, const Op &op,
     return {rope(op, x)};
   case OpKind::SincosPosEmbed:
     return {sincosPosEmbed(op, x)};
+  case OpKind::AttentionPool: {
+    // [mean ; x] -> keys and values, one query from the mean per head.
+    int64_t b = x.size(0), e = x.size(2), h = a.numHeads, hd = e / h;
+    at::Tensor pooled = x.to(at::kFloat).mean(1, true).to(x.scalar_type());
+    at::Tensor kv = tiledLinear(at::cat({pooled, x}, 1), p[0], p[1]);
+    at::Tensor q = tiledLinear(pooled, p[2], p[3]);
+    auto perHead = [&](const at::Tensor &t) {
+      return t.reshape({b, t.size(1), h, hd}).transpose(1, 2);
+    };
+    at::Tensor k = perHead(kv.narrow(-1, 0, e)), v = perHead(kv.narrow(-1, e, e));
+    at::Tensor scores = at::matmul(perHead(q), k.transpose(-1, -2)) / std::sqrt(double(hd));
+    at::Tensor o = at::matmul(at::softmax(scores, -1), v);
+    return {tiledLinear(o.transpose(1, 2).reshape({b, e}), p[4], p[5])};
+  }
   case OpKind::TokenMean:
     // Summed in float32 even for bfloat16 activations.
     return {x.to(at::kFloat).mean(1).to(x.scalar_type())};
@@ -220,13 +241,14 @@ std::vector<at::Tensor> Executor::runOp(const Function &fn, const Op &op,
     return {rowBlocks(shape, x.options(), [&](const RowBlock &block, at::Tensor &out) {
       at::Tensor rows = block.of(x);
       switch (kind) {
+      // diffusers' SwiGLU / GEGLU: hidden * act(gate), gate the second half.
       case ActivationKind::SwiGlu:
-        at::silu_out(out, rows.narrow(-1, 0, width));
-        out.mul_(rows.narrow(-1, width, width));
+        at::silu_out(out, rows.narrow(-1, width, width));
+        out.mul_(rows.narrow(-1, 0, width));
         return;
       case ActivationKind::GeGlu:
-        at::gelu_out(out, rows.narrow(-1, 0, width));
-        out.mul_(rows.narrow(-1, width, width));
+        at::gelu_out(out, rows.narrow(-1, width, width));
+        out.mul_(rows.narrow(-1, 0, width));
         return;
       case ActivationKind::Gelu:
         at::gelu_out(out, rows);
@@ -379,7 +401,50 @@ at::Tensor Executor::rope(const Op &op, const at::Tensor &x) {
   // An ltx table spans the heads, so it is one row of the whole width.
   int64_t heads = a.ropeLtx ? 1 : a.numHeads;
   int64_t d = width / heads;
+  const auto &p = params(op);
   auto it = ropeTables.find(&op);
+  if (it == ropeTables.end() && !p.empty()) {
+    // Learned per-head frequencies W [3, heads, d/2] (Mochi): pair f of
+    // head h turns by sum_a position[a] * W[a, h, f]; text rows stay.
+    const OpAttrs &a = op.a;
+    int64_t text = a.textTokens, image = seq - text;
+    int64_t first = a.sequenceShards > 1 ? manifest.latentBlock(rank) * image : 0;
+    int64_t gh = a.grid[1], gw = a.grid[2], half = d / 2;
+    at::Tensor w = p[0].to(at::kDouble).cpu().contiguous();
+    const double *freq = w.data_ptr<double>();
+    std::vector<double> cosTable(seq * heads * d, 1.0), sinTable(seq * heads * d, 0.0);
+    std::vector<int64_t> partner(d);
+    for (int64_t c = 0; c < d; ++c)
+      partner[c] = c ^ 1;
+    for (int64_t s = 0; s < image; ++s) {
+      int64_t token = first + s;
+      int64_t coord[3] = {token / (gh * gw), (token / gw) % gh, token % gw};
+      double position[3];
+      for (int axis = 0; axis < 3; ++axis)
+        position[axis] = a.gridOffset[axis] + a.gridStep[axis] * double(coord[axis]);
+      int64_t row = a.textPrefix ? text + s : s;
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t f = 0; f < half; ++f) {
+          double angle = 0;
+          for (int axis = 0; axis < 3; ++axis)
+            angle += position[axis] * freq[(axis * heads + h) * half + f];
+          int64_t at = (row * heads + h) * d + 2 * f;
+          cosTable[at] = cosTable[at + 1] = std::cos(angle);
+          sinTable[at] = -std::sin(angle);
+          sinTable[at + 1] = std::sin(angle);
+        }
+    }
+    auto options = at::TensorOptions(at::kDouble);
+    RopeTable table;
+    table.cos = at::from_blob(cosTable.data(), {seq, heads, d}, options)
+                    .to(at::TensorOptions(x.scalar_type()).device(device));
+    table.sin = at::from_blob(sinTable.data(), {seq, heads, d}, options)
+                    .to(at::TensorOptions(x.scalar_type()).device(device));
+    table.partner = at::from_blob(partner.data(), {d}, at::TensorOptions(at::kLong))
+                        .clone()
+                        .to(device);
+    it = ropeTables.emplace(&op, table).first;
+  }
   if (it == ropeTables.end()) {
     // cos/sin per (token, channel) and each channel's partner in its pair;
     // text rows sit at position 0, image rows at their grid coordinates

@@ -427,6 +427,7 @@ static const std::map<std::string, OpKind> &opKinds() {
       {"dit.rope", OpKind::Rope},
       {"dit.sincos_pos_embed", OpKind::SincosPosEmbed},
       {"dit.token_mean", OpKind::TokenMean},
+      {"dit.attention_pool", OpKind::AttentionPool},
       {"dit.attention", OpKind::Attention},
       {"dit.activation", OpKind::Activation},
       {"dit.concat_streams", OpKind::ConcatStreams},
@@ -657,6 +658,7 @@ private:
       break;
     case OpKind::ResidualAdd:
       a.gateChunk = attrs.getOptionalInt("gate_chunk", 0, 63).value_or(-1);
+      a.tanhGate = attrs.getOptionalBool("tanh_gate", false);
       break;
     case OpKind::LayerNorm:
     case OpKind::RmsNorm:
@@ -698,6 +700,9 @@ private:
       a.centered = attrs.getOptionalBool("centered", false);
       a.gridOffset = realTriple(attrs, "grid_offset", {0, 0, 0});
       a.gridStep = realTriple(attrs, "grid_step", {1, 1, 1});
+      break;
+    case OpKind::AttentionPool:
+      a.numHeads = attrs.getInt("num_heads", 1, 1 << 16);
       break;
     case OpKind::SincosPosEmbed:
       a.grid = triple(attrs, "grid", 1, kMaxValueElements);

@@ -504,7 +504,33 @@ private:
         fail("text_tokens " + std::to_string(a.textTokens) + " exceeds the " +
              std::to_string(seq) + " rows");
       checkGridShards(a.grid, a.sequenceShards, seq - a.textTokens);
+      // Learned frequencies: one row per axis and head, one per pair.
+      expectParams(0, 1);
+      if (!op->params.empty()) {
+        if (headDim % 2)
+          fail("learned frequencies need an even head dim, got " +
+               std::to_string(headDim));
+        expectParam(0, {3, a.numHeads, headDim / 2});
+      }
       expectResult(in(0));
+      break;
+    }
+    case OpKind::AttentionPool: {
+      expectCounts(1, 1, 1);
+      expectRank(in(0), 3, "the operand");
+      expectRank(out(0), 2, "the result");
+      int64_t e = in(0)[2], d = out(0)[1];
+      if (e % a.numHeads)
+        fail(std::to_string(a.numHeads) + " heads do not divide the width " +
+             std::to_string(e));
+      expectParams(6, 6);
+      expectParam(0, {2 * e, e});
+      expectParam(1, {2 * e});
+      expectParam(2, {e, e});
+      expectParam(3, {e});
+      expectParam(4, {d, e});
+      expectParam(5, {d});
+      expectResult({in(0)[0], d});
       break;
     }
     case OpKind::TokenMean: {

@@ -150,7 +150,7 @@ def turn_pairs(xh, offset, count, angle):
     xh[..., offset + 1:stop:2] = even * sin + odd * cos
 
 
-def rope(x, a, block, head_block):
+def rope(x, a, block, head_block, learned=None):
     b, s, width = x.shape
     ltx = a.get("style", "axes") == "ltx"
     # An ltx table spans every head: one "head" of the whole width.
@@ -176,6 +176,14 @@ def rope(x, a, block, head_block):
                   + np.asarray(a.get("grid_step", [1.0, 1.0, 1.0]))[None, :] * coords)
     coords = np.concatenate([texts, coords] if pos == "prefix" else [coords, texts])
     xh = x.reshape(b, s, heads, d).copy()
+    if learned is not None:
+        # Learned per-head frequencies [3, heads, d/2]: pair f of head h
+        # turns by sum over axes of position * learned[axis, h, f].
+        angle = np.einsum("sa,ahf->shf", coords, learned)[None]
+        even, odd = xh[..., 0::2].copy(), xh[..., 1::2].copy()
+        xh[..., 0::2] = even * np.cos(angle) - odd * np.sin(angle)
+        xh[..., 1::2] = even * np.sin(angle) + odd * np.cos(angle)
+        return xh.reshape(b, s, width)
     if ltx:
         full = width * a.get("head_shards", 1)
         channel0 = head_block * width if a.get("head_shards", 1) > 1 else 0
@@ -391,10 +399,21 @@ class Rank:
             return [out]
         if name == "dit.residual_add":
             if len(ins) == 3:
-                return [x + ins[2][:, a["gate_chunk"]][:, None, :] * ins[1]]
+                gate = ins[2][:, a["gate_chunk"]][:, None, :]
+                if a.get("tanh_gate"):
+                    gate = np.tanh(gate)
+                return [x + gate * ins[1]]
             return [x + ins[1]]
         if name == "dit.rope":
-            return [rope(x, a, self.block(), self.coords["tp"])]
+            return [rope(x, a, self.block(), self.coords["tp"],
+                         self.param(op, 0) if op.get("params") else None)]
+        if name == "dit.attention_pool":
+            e, heads = x.shape[2], a["num_heads"]
+            pooled = x.mean(axis=1, keepdims=True)
+            kv = np.concatenate([pooled, x], axis=1) @ self.param(op, 0).T + self.param(op, 1)
+            q = pooled @ self.param(op, 2).T + self.param(op, 3)
+            o = attention(q, kv[..., :e], kv[..., e:], heads)[:, 0]
+            return [o @ self.param(op, 4).T + self.param(op, 5)]
         if name == "dit.token_mean":
             return [x.mean(axis=1)]
         if name == "dit.sincos_pos_embed":
@@ -409,7 +428,8 @@ class Rank:
             kind = a["kind"]
             if kind in ("swiglu", "geglu"):
                 h1, h2 = np.split(x, 2, axis=-1)
-                return [(silu(h1) if kind == "swiglu" else gelu(h1)) * h2]
+                # diffusers' SwiGLU / GEGLU: hidden * act(gate).
+                return [h1 * (silu(h2) if kind == "swiglu" else gelu(h2))]
             return [{"gelu": gelu, "gelu_tanh": gelu_tanh, "silu": silu}[kind](x)]
         if name == "dit.concat_streams":
             return [concat_streams(ins[0], ins[1], a["text_position"])]

@@ -69,6 +69,14 @@ DIT_ELEMENTWISE_FLOPS(SchedulerStepOp)
 #undef DIT_ELEMENTWISE_FLOPS
 
 int64_t TokenMeanOp::getFlops() { return numElements(getInput().getType()); }
+/// The key/value projection of L + 1 rows dominates: 2 (L + 1) E 2E, plus
+/// the query, the scores and the output projection.
+int64_t AttentionPoolOp::getFlops() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  int64_t b = in.getDimSize(0), l = in.getDimSize(1), e = in.getDimSize(2);
+  return b * (4 * (l + 1) * e * e + 2 * e * e + 4 * (l + 1) * e +
+              2 * e * lastDim(getResult()));
+}
 int64_t ConcatStreamsOp::getFlops() { return 0; }
 int64_t SplitStreamsOp::getFlops() { return 0; }
 int64_t UnpatchifyOp::getFlops() { return 0; }

@@ -122,6 +122,22 @@ LogicalResult TokenMeanOp::verify() {
   return success();
 }
 
+LogicalResult AttentionPoolOp::verify() {
+  if (failed(verifyTokens(*this, getInput(), "input")))
+    return failure();
+  auto in = tensorOf(getInput());
+  auto out = tensorOf(getResult());
+  if (out.getRank() != 2 || out.getDimSize(0) != in.getDimSize(0))
+    return emitOpError() << "expects result [" << in.getDimSize(0)
+                         << ", width], got " << shapeString(out.getShape());
+  if (in.getDimSize(2) % getNumHeads() != 0)
+    return emitOpError() << "width " << in.getDimSize(2)
+                         << " is not divisible by " << getNumHeads() << " heads";
+  if (getWeight().empty())
+    return emitOpError() << "needs a parameter prefix in 'weight'";
+  return success();
+}
+
 LogicalResult PatchEmbedOp::verify() {
   auto in = tensorOf(getLatents());
   auto out = tensorOf(getResult());
@@ -174,6 +190,9 @@ LogicalResult RotaryEmbeddingOp::verify() {
   for (std::optional<ArrayRef<double>> reals : {getGridOffset(), getGridStep()})
     if (reals && llvm::any_of(*reals, [](double v) { return !std::isfinite(v); }))
       return emitOpError() << "grid_offset and grid_step must be finite";
+  if (getWeight() && (getAxesDims()[0] != headDim || headDim % 2))
+    return emitOpError() << "learned frequencies (weight) need axes_dims = ["
+                         << headDim << ", 0, 0] and an even head_dim";
   int64_t axesSum = 0;
   for (int64_t d : getAxesDims())
     axesSum += d;
@@ -480,6 +499,8 @@ LogicalResult ResidualAddOp::verify() {
   auto residual = tensorOf(getResidual());
   if (bool(getGate()) != bool(getGateChunk()))
     return emitOpError() << "a gate needs a gate_chunk and vice versa";
+  if (getTanhGate() && !getGate())
+    return emitOpError() << "tanh_gate needs a gate";
   if (Value gate = getGate()) {
     auto params = tensorOf(gate);
     if (params.getRank() != 3 || residual.getRank() != 3 ||

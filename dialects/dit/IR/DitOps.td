@@ -96,6 +96,31 @@ def Dit_TokenMeanOp : Dit_Op<"token_mean", [Pure,
   let hasVerifier = 1;
 }
 
+def Dit_AttentionPoolOp : Dit_Op<"attention_pool", [Pure,
+    SameOperandsAndResultElementType, Dit_Shardable, Dit_Parameters,
+    Dit_Cost]> {
+  let summary = "Pool a replicated sequence by attention from its mean";
+  let description = [{
+    `[B, L, E] -> [B, D]`, diffusers' `MochiAttentionPool` with every token
+    valid: the mean `m` of the `L` rows is put before them, `<weight>.to_kv`
+    projects `[m ; x]` to keys (first `E` features) and values (last `E`),
+    `<weight>.to_q` projects `m` to one query, `num_heads` heads attend
+    (scale `1 / sqrt(E / num_heads)`), and `<weight>.to_out` maps the result
+    to `D`. Like `dit.token_mean`, only a replicated sequence (the text) may
+    be pooled.
+
+    ```mlir
+    %pooled = dit.attention_pool %text {num_heads = 8 : i64, weight = "time_embed.pooler"}
+        : tensor<1x256x4096xbf16> -> tensor<1x3072xbf16>
+    ```
+  }];
+  let arguments = (ins Dit_Tensor:$input, Dit_HeadSizeAttr:$num_heads,
+                   StrAttr:$weight);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Dit_PatchEmbedOp : Dit_Op<"patch_embed", [Pure,
     Dit_ShardablePartition, Dit_Parameters, Dit_Cost]> {
   let summary = "Cut latents into patches and project them to the model width";
@@ -140,7 +165,7 @@ def Dit_PatchEmbedOp : Dit_Op<"patch_embed", [Pure,
 }
 
 def Dit_RotaryEmbeddingOp : Dit_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>,
-    Dit_ShardablePartition, Dit_Cost, Dit_AffineSharding]> {
+    Dit_ShardablePartition, Dit_Parameters, Dit_Cost, Dit_AffineSharding]> {
   let summary = "Rotary position embedding over a 3-D token grid";
   let description = [{
     Rotates each head of `[B, S, heads * head_dim]` by its token's position.
@@ -183,6 +208,12 @@ def Dit_RotaryEmbeddingOp : Dit_Op<"rope", [Pure, AllTypesMatch<["input", "resul
     places its rotary grid on the crop of its training resolution, so a
     row's position can be a fraction of a row.
 
+    With `weight` (Mochi's `pos_frequencies`), the frequencies are learned
+    per head: the parameter `<weight>` is `[3, heads, head_dim / 2]`, and
+    the channel pair `(2f, 2f + 1)` of head `h` turns by
+    `sum_a position[a] * weight[a, h, f]`; `axes_dims` is then
+    `[head_dim, 0, 0]`.
+
     ```mlir
     %q2 = dit.rope %q {num_heads = 40 : i64, axes_dims = array<i64: 44, 42, 42>,
                        grid = array<i64: 21, 30, 52>, theta = 1.0e+04 : f64,
@@ -204,7 +235,8 @@ def Dit_RotaryEmbeddingOp : Dit_Op<"rope", [Pure, AllTypesMatch<["input", "resul
                    OptionalAttr<Dit_PositiveI64Attr>:$head_shards,
                    UnitAttr:$centered,
                    OptionalAttr<Dit_Grid3DF64Attr>:$grid_offset,
-                   OptionalAttr<Dit_Grid3DF64Attr>:$grid_step);
+                   OptionalAttr<Dit_Grid3DF64Attr>:$grid_step,
+                   OptionalAttr<StrAttr>:$weight);
   let extraClassDeclaration = [{
     /// The LTX-Video table over all heads (style ltx).
     bool isLtxStyle() { return getStyle() == ::mlir::dit::RopeStyle::Ltx; }
@@ -428,7 +460,8 @@ def Dit_ActivationOp : Dit_Op<"activation", [Pure,
   let summary = "MLP activation; gated kinds halve the last dimension";
   let description = [{
     `gelu`, `gelu_tanh` and `silu` keep the shape. `swiglu` and `geglu`
-    split the last dimension in two halves and return `act(a) * b`.
+    split the last dimension into halves `h` and `g` and return
+    `h * act(g)`, as diffusers' `SwiGLU` and `GEGLU` do.
 
     ```mlir
     %h = dit.activation gelu_tanh %u : tensor<1x32760x13824xbf16> -> tensor<1x32760x13824xbf16>
@@ -446,7 +479,8 @@ def Dit_ResidualAddOp : Dit_Op<"residual_add",
   let summary = "x + gate * y, with an optional adaLN gate chunk";
   let description = [{
     Adds a branch back to the residual stream. With a `gate` operand
-    `[B, N, D]`, the branch is first multiplied by chunk `gate_chunk`.
+    `[B, N, D]`, the branch is first multiplied by chunk `gate_chunk`, or
+    by its `tanh` with `tanh_gate` (Mochi).
 
     ```mlir
     %r = dit.residual_add %x, %o gate %mod[2] : tensor<1x32760x5120xbf16>, tensor<1x6x5120xbf16>
@@ -454,7 +488,8 @@ def Dit_ResidualAddOp : Dit_Op<"residual_add",
   }];
   let arguments = (ins Dit_Tensor:$residual, Dit_Tensor:$branch,
                    Optional<Dit_Tensor>:$gate,
-                   OptionalAttr<Dit_NonNegativeI64Attr>:$gate_chunk);
+                   OptionalAttr<Dit_NonNegativeI64Attr>:$gate_chunk,
+                   UnitAttr:$tanh_gate);
   let results = (outs Dit_Tensor:$result);
   let assemblyFormat = [{
     $residual `,` $branch (`gate` $gate^ `[` $gate_chunk `]`)? attr-dict
@@ -464,12 +499,12 @@ def Dit_ResidualAddOp : Dit_Op<"residual_add",
   let builders = [
     OpBuilder<(ins "::mlir::Value":$residual, "::mlir::Value":$branch), [{
       build($_builder, $_state, residual.getType(), residual, branch,
-            ::mlir::Value(), ::mlir::IntegerAttr());
+            ::mlir::Value(), ::mlir::IntegerAttr(), ::mlir::UnitAttr());
     }]>,
     OpBuilder<(ins "::mlir::Value":$residual, "::mlir::Value":$branch,
                    "::mlir::Value":$gate, "int64_t":$chunk), [{
       build($_builder, $_state, residual.getType(), residual, branch, gate,
-            $_builder.getI64IntegerAttr(chunk));
+            $_builder.getI64IntegerAttr(chunk), ::mlir::UnitAttr());
     }]>
   ];
 }

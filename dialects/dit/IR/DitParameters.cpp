@@ -98,6 +98,37 @@ void TimestepEmbeddingOp::getParameters(
   add(parameters, name + ".linear_2.bias", {d});
 }
 
+/// Learned per-head frequencies [3, heads, head_dim / 2]; under tp a rank
+/// holds its heads' rows (the heads of its column-parallel q and k).
+void RotaryEmbeddingOp::getParameters(
+    int64_t tp, SmallVectorImpl<ParameterSpec> &parameters) {
+  auto weight = getWeight();
+  if (!weight)
+    return;
+  int64_t heads = getNumHeads();
+  int64_t half = lastDim(getResult()) / heads / 2;
+  bool split = false;
+  if (auto shardings = (*this)->getAttrOfType<ArrayAttr>(kShardingAttrName))
+    split = llvm::is_contained(
+        cast<ShardingAttr>(shardings[0]).axesOf(2), MeshAxis::TP);
+  if (split)
+    add(parameters, weight->str(), {3, heads * tp, half}, 1);
+  else
+    add(parameters, weight->str(), {3, heads, half});
+}
+
+void AttentionPoolOp::getParameters(
+    int64_t, SmallVectorImpl<ParameterSpec> &parameters) {
+  int64_t e = lastDim(getInput()), d = lastDim(getResult());
+  std::string name = getWeight().str();
+  add(parameters, name + ".to_kv.weight", {2 * e, e});
+  add(parameters, name + ".to_kv.bias", {2 * e});
+  add(parameters, name + ".to_q.weight", {e, e});
+  add(parameters, name + ".to_q.bias", {e});
+  add(parameters, name + ".to_out.weight", {d, e});
+  add(parameters, name + ".to_out.bias", {d});
+}
+
 void PatchEmbedOp::getParameters(int64_t,
                                  SmallVectorImpl<ParameterSpec> &parameters) {
   int64_t d = lastDim(getResult()), f = lastDim(getLatents());

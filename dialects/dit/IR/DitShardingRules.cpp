@@ -145,16 +145,25 @@ LogicalResult TimestepEmbeddingOp::propagateSharding(ShardingContext &context) {
   return success();
 }
 
-/// The mean of replicated rows is replicated; sharded rows or features
+/// A pooling of replicated rows is replicated; sharded rows or features
 /// would each need an all-reduce the op does not perform.
-LogicalResult TokenMeanOp::propagateSharding(ShardingContext &context) {
-  ValueSharding in = context.of(getInput());
+static LogicalResult propagatePooling(Operation *op, Value input,
+                                      ShardingContext &context) {
+  ValueSharding in = context.of(input);
   if (in.tpSplit || in.tokens == TokenKind::Image)
-    return emitError() << "averages a sequence that is split over ranks; "
-                          "only a replicated sequence (the text) may be "
-                          "averaged";
-  context.annotate(*this, {ValueSharding()});
+    return op->emitError() << "pools a sequence that is split over ranks; "
+                              "only a replicated sequence (the text) may be "
+                              "pooled";
+  context.annotate(op, {ValueSharding()});
   return success();
+}
+
+LogicalResult TokenMeanOp::propagateSharding(ShardingContext &context) {
+  return propagatePooling(*this, getInput(), context);
+}
+
+LogicalResult AttentionPoolOp::propagateSharding(ShardingContext &context) {
+  return propagatePooling(*this, getInput(), context);
 }
 
 LogicalResult AdaLNModulationOp::propagateSharding(ShardingContext &context) {

@@ -565,3 +565,27 @@ func.func @token_mean_shape(%t: tensor<1x5x16xf32>) {
   %0 = dit.token_mean %t : tensor<1x5x16xf32> -> tensor<1x5xf32>
   return
 }
+
+// -----
+
+func.func @tanh_gate_alone(%x: tensor<1x8x8xf32>) {
+  // expected-error @+1 {{tanh_gate needs a gate}}
+  %0 = dit.residual_add %x, %x {tanh_gate} : tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @rope_learned_axes(%x: tensor<1x8x8xf32>) {
+  // expected-error @+1 {{learned frequencies (weight) need axes_dims = [4, 0, 0] and an even head_dim}}
+  %0 = dit.rope %x {num_heads = 2 : i64, axes_dims = array<i64: 2, 1, 1>, grid = array<i64: 2, 2, 2>, theta = 1.0e4 : f64, text_tokens = 0 : i64, text_position = #dit<text_position prefix>, weight = "pos_frequencies"} : tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_pool_heads(%t: tensor<1x5x12xf32>) {
+  // expected-error @+1 {{width 12 is not divisible by 8 heads}}
+  %0 = dit.attention_pool %t {num_heads = 8 : i64, weight = "time_embed.pooler"} : tensor<1x5x12xf32> -> tensor<1x32xf32>
+  return
+}

@@ -164,3 +164,14 @@ func.func @pooling(%t: tensor<1x5x16xf32>) -> tensor<1x16xf32> {
   %m = dit.token_mean %t : tensor<1x5x16xf32> -> tensor<1x16xf32>
   return %m : tensor<1x16xf32>
 }
+
+// CHECK-LABEL: func.func @mochi
+func.func @mochi(%t: tensor<1x5x16xf32>, %q: tensor<1x11x8xf32>, %x: tensor<1x8x8xf32>, %y: tensor<1x8x8xf32>, %m: tensor<1x4x8xf32>) -> (tensor<1x32xf32>, tensor<1x11x8xf32>, tensor<1x8x8xf32>) {
+  // CHECK: dit.attention_pool %{{.*}} {num_heads = 8 : i64, weight = "time_embed.pooler"} : tensor<1x5x16xf32> -> tensor<1x32xf32>
+  %p = dit.attention_pool %t {num_heads = 8 : i64, weight = "time_embed.pooler"} : tensor<1x5x16xf32> -> tensor<1x32xf32>
+  // CHECK: dit.rope %{{.*}} {axes_dims = array<i64: 4, 0, 0>, {{.*}}weight = "pos_frequencies"} : tensor<1x11x8xf32>
+  %r = dit.rope %q {num_heads = 2 : i64, axes_dims = array<i64: 4, 0, 0>, grid = array<i64: 2, 2, 2>, theta = 1.0e4 : f64, text_tokens = 3 : i64, text_position = #dit<text_position suffix>, weight = "pos_frequencies"} : tensor<1x11x8xf32>
+  // CHECK: dit.residual_add %{{.*}}, %{{.*}} gate %{{.*}}[1] {tanh_gate} : tensor<1x8x8xf32>, tensor<1x4x8xf32>
+  %g = dit.residual_add %x, %y gate %m[1] {tanh_gate} : tensor<1x8x8xf32>, tensor<1x4x8xf32>
+  return %p, %r, %g : tensor<1x32xf32>, tensor<1x11x8xf32>, tensor<1x8x8xf32>
+}

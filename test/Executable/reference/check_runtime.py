@@ -52,13 +52,14 @@ def to_checkpoint(spec, value, manifest, config):
     one, the patch embedding and the output projection hold features in
     (pt, ph, pw, C) order (docs/plan-format.md), where diffusers' video
     models keep (C, pt, ph, pw): a Conv3d kernel [D, C, pt, p, p]
-    (HunyuanVideo), a Conv2d kernel [D, C, p, p] (CogVideoX 1.0), a Linear
-    over (C, pt, p, p) (CogVideoX 1.5)."""
+    (HunyuanVideo), a Conv2d kernel [D, C, p, p] (CogVideoX 1.0, Mochi per
+    frame), a Linear over (C, pt, p, p) (CogVideoX 1.5). Mochi's output
+    projection already holds (p, p, C)."""
     if "checkpoint" in spec:
         return value.reshape(spec["checkpoint"]["shape"])
     model = manifest["model"]
     family = model["family"]
-    if family not in ("cogvideox", "hunyuan_video"):
+    if family not in ("cogvideox", "hunyuan_video", "mochi"):
         return value
     pt, ph, pw = model["patch"]
     c = model["latent_channels"]
@@ -68,10 +69,10 @@ def to_checkpoint(spec, value, manifest, config):
         kernel = value.reshape(d, pt, ph, pw, c).transpose(0, 4, 1, 2, 3)
         if family == "hunyuan_video":
             return kernel
-        if config.get("patch_size_t") is None:
+        if family == "mochi" or config.get("patch_size_t") is None:
             return kernel.reshape(d, c, ph, pw)
         return kernel.reshape(d, -1)
-    if name in ("proj_out.weight", "proj_out.bias"):
+    if name in ("proj_out.weight", "proj_out.bias") and family != "mochi":
         rows = value.reshape(pt, ph, pw, c, -1).transpose(3, 0, 1, 2, 4)
         return rows.reshape(value.shape)
     return value

@@ -35,7 +35,7 @@ struct ParamSpec {
 enum class OpKind {
   Call, TimestepEmbedding, PatchEmbed, Linear, LayerNorm, RmsNorm,
   AdalnModulation, Modulate, ResidualAdd, Rope, SincosPosEmbed, TokenMean,
-  Attention, Activation,
+  AttentionPool, Attention, Activation,
   ConcatStreams, SplitStreams, TensorConcat, TensorEmpty, Stack, Unstack,
   CfgCombine, SchedulerStep, AllReduce, AllGather, AllToAll, AllSlice, Send,
   Recv,
@@ -78,6 +78,7 @@ struct OpAttrs {
   bool table = false;
   // modulate (shift -1: none), residual_add with a gate
   int64_t scaleChunk = -1, shiftChunk = -1, gateChunk = -1;
+  bool tanhGate = false; // residual_add: the branch is scaled by tanh(gate)
   // norms (groupSize 0: the whole width)
   bool affine = false;
   double eps = 0;
