@@ -100,7 +100,6 @@ struct ModelSpec {
   // [N, D] (LTX-Video).
   int64_t modulationTableRank = 3;
   std::string textEncoderClass, vaeClass;
-  bool attentionBias = true; // q/k/v projections carry biases
   // CogVideoX: the training sample (latent pixels) that places the rotary
   // grid and sizes the fixed sin/cos position table, the table's
   // interpolation scales and text rows, and whether the rotary grid is
