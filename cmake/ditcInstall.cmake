@@ -2,7 +2,7 @@
 # .inc files they include), the libraries, the bundled models and the
 # ditc CMake package (find_package(ditc CONFIG), imported targets ditc::*).
 # Three export sets, so that a consumer asks only for what it links:
-#   ditcCoreTargets      support, plan_reader, model_spec, deployment, layout (no MLIR, no torch)
+#   ditcCoreTargets      support, checkpoint, plan_reader, model_spec, deployment, layout (no MLIR, no torch)
 #   ditcRuntimeTargets   runtime (libtorch + c10d)
 #   ditcCompilerTargets  dialect, importer, legality, transforms, plan, passes (MLIR)
 include(GNUInstallDirs)
@@ -43,6 +43,7 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/include/ditc
 # ditc::<name> for each library.
 set_target_properties(DitcSupport PROPERTIES EXPORT_NAME support)
 set_target_properties(DitcPlanReader PROPERTIES EXPORT_NAME plan_reader)
+set_target_properties(DitcCheckpoint PROPERTIES EXPORT_NAME checkpoint)
 set_target_properties(DitcModelSpec PROPERTIES EXPORT_NAME model_spec)
 set_target_properties(DitcDeployment PROPERTIES EXPORT_NAME deployment)
 set_target_properties(DitcLayout PROPERTIES EXPORT_NAME layout)
@@ -64,7 +65,7 @@ function(ditc_install_export set)
 endfunction()
 
 ditc_install_export(ditcCoreTargets
-  DitcSupport DitcPlanReader DitcModelSpec DitcDeployment DitcLayout
+  DitcSupport DitcCheckpoint DitcPlanReader DitcModelSpec DitcDeployment DitcLayout
   DitcPlanWriter)
 ditc_install_export(ditcCompilerTargets
   DitIR DitcImporter DitcLegality DitcTransforms DitcStepAccounting DitcPlan

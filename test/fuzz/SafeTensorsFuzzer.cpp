@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "FuzzInput.h"
-#include "ditc/Runtime/SafeTensors.h"
+#include "ditc/Checkpoint/SafeTensors.h"
 #include "ditc/Support/BadInput.h"
 
 #include <algorithm>
@@ -16,9 +16,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string path = ditc::fuzz::scratchDir() + "/input.safetensors";
   ditc::fuzz::writeBytes(path, data, size);
   try {
-    ditc::runtime::SafeTensorsFile file(path);
+    ditc::checkpoint::SafeTensorsFile file(path);
     std::vector<float> out(64);
-    for (const ditc::runtime::StoredTensor &tensor : file.tensors()) {
+    for (const ditc::checkpoint::StoredTensor &tensor : file.tensors()) {
       int64_t count = std::min<int64_t>(64, tensor.elements());
       file.readFloats(tensor, 0, count, out.data());
       if (tensor.end > int64_t(size) || tensor.begin > tensor.end)

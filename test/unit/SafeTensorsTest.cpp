@@ -1,5 +1,5 @@
 //===- SafeTensorsTest.cpp - the safetensors reader on good and bad files -===//
-#include "ditc/Runtime/SafeTensors.h"
+#include "ditc/Checkpoint/SafeTensors.h"
 #include "ditc/Support/BadInput.h"
 
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 using namespace ditc;
-using namespace ditc::runtime;
+using namespace ditc::checkpoint;
 
 namespace {
 
@@ -156,4 +156,34 @@ TEST(SafeTensors, RefusesBrokenFiles) {
   EXPECT_NE(refusal("/dev/zero").find("character device"), std::string::npos);
 }
 
+} // namespace
+
+namespace {
+// Two-byte types widen in place in the caller's buffer; every element of a
+// long read, at any offset, must come out as the scalar conversion says.
+TEST(SafeTensors, WidensLongTwoByteReadsInPlace) {
+  std::string data;
+  for (int i = 0; i < 1000; ++i) {
+    uint16_t half = uint16_t(0x3c00 + i), bf = uint16_t(0x3f80 + i);
+    data.append(reinterpret_cast<const char *>(&half), 2);
+    data.append(reinterpret_cast<const char *>(&bf), 2);
+  }
+  std::string halves, bfloats;
+  for (int i = 0; i < 1000; ++i) {
+    halves += data.substr(4 * i, 2);
+    bfloats += data.substr(4 * i + 2, 2);
+  }
+  nlohmann::json header = {
+      {"h", {{"dtype", "F16"}, {"shape", {1000}}, {"data_offsets", {0, 2000}}}},
+      {"b", {{"dtype", "BF16"}, {"shape", {1000}}, {"data_offsets", {2000, 4000}}}}};
+  SafeTensorsFile file(writeFile("long.safetensors", header.dump(), halves + bfloats));
+  std::vector<float> out(997);
+  file.readFloats(*file.find("h"), 3, 997, out.data());
+  for (int i = 0; i < 997; ++i)
+    ASSERT_EQ(out[size_t(i)], halfToFloat(uint16_t(0x3c00 + 3 + i))) << i;
+  file.readFloats(*file.find("b"), 3, 997, out.data());
+  for (int i = 0; i < 997; ++i)
+    ASSERT_EQ(out[size_t(i)], bfloat16ToFloat(uint16_t(0x3f80 + 3 + i))) << i;
+  EXPECT_EQ(file.bytesRead(), 8 + int64_t(header.dump().size()) + 2 * 997 * 2);
+}
 } // namespace

@@ -1,12 +1,12 @@
 //===- SafeTensors.cpp - a bounded reader of .safetensors files -----------===//
-#include "ditc/Runtime/SafeTensors.h"
+#include "ditc/Checkpoint/SafeTensors.h"
 #include "ditc/Support/BadInput.h"
 #include "ditc/Support/JsonFile.h"
 
 #include <algorithm>
 #include <cstring>
 
-namespace ditc::runtime {
+namespace ditc::checkpoint {
 
 using nlohmann::json;
 
@@ -95,7 +95,7 @@ SafeTensorsFile::SafeTensorsFile(const std::string &path) {
       tensor.type = StoredType::BF16;
     else
       fields.fail("dtype", "is '" + escapeInvalidUtf8(dtype) +
-                               "'; dit-run reads F32, F16 and BF16 checkpoints");
+                               "'; a checkpoint may store F32, F16 or BF16");
     tensor.shape = fields.getIntList("shape", 0, int64_t(1) << 40);
     if (tensor.shape.size() > 8)
       fields.fail("shape", "has " + std::to_string(tensor.shape.size()) +
@@ -208,11 +208,17 @@ void SafeTensorsFile::readFloats(const StoredTensor &tensor, int64_t first,
     file->readAt(offset, count * 4, reinterpret_cast<char *>(out));
     return;
   }
-  std::vector<uint16_t> raw(static_cast<size_t>(count));
-  file->readAt(offset, count * 2, reinterpret_cast<char *>(raw.data()));
-  for (int64_t i = 0; i < count; ++i)
-    out[i] = tensor.type == StoredType::F16 ? halfToFloat(raw[size_t(i)])
-                                            : bfloat16ToFloat(raw[size_t(i)]);
+  // The 2-byte values go into the upper half of `out` and widen in place
+  // from the front: float i (bytes 4i..4i+3) never overlaps a value j > i
+  // still to be read (bytes 2count+2j..), so no buffer is allocated.
+  char *raw = reinterpret_cast<char *>(out) + count * 2;
+  file->readAt(offset, count * 2, raw);
+  bool half = tensor.type == StoredType::F16;
+  for (int64_t i = 0; i < count; ++i) {
+    uint16_t bits;
+    std::memcpy(&bits, raw + 2 * i, 2);
+    out[i] = half ? halfToFloat(bits) : bfloat16ToFloat(bits);
+  }
 }
 
-} // namespace ditc::runtime
+} // namespace ditc::checkpoint

@@ -16,8 +16,8 @@
 // reads only the slices it holds.
 //
 //===----------------------------------------------------------------------===//
-#ifndef DITC_RUNTIME_SAFETENSORS_H
-#define DITC_RUNTIME_SAFETENSORS_H
+#ifndef DITC_CHECKPOINT_SAFETENSORS_H
+#define DITC_CHECKPOINT_SAFETENSORS_H
 
 #include "ditc/Support/ReadFile.h"
 
@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-namespace ditc::runtime {
+namespace ditc::checkpoint {
 
 /// Element types a checkpoint may store; all are converted to float on read.
 enum class StoredType { F32, F16, BF16 };
@@ -80,6 +80,6 @@ private:
 float halfToFloat(uint16_t bits);
 float bfloat16ToFloat(uint16_t bits);
 
-} // namespace ditc::runtime
+} // namespace ditc::checkpoint
 
-#endif // DITC_RUNTIME_SAFETENSORS_H
+#endif // DITC_CHECKPOINT_SAFETENSORS_H
