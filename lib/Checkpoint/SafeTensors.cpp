@@ -131,18 +131,30 @@ SafeTensorsFile::SafeTensorsFile(const std::string &path) {
             [](const StoredTensor *a, const StoredTensor *b) {
               return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
             });
-  int64_t expected = dataStart;
+  // Overlaps first, naming both tensors: an overlap also leaves a hole
+  // elsewhere, and the overlap is what went wrong.
+  const StoredTensor *previous = nullptr;
   for (const StoredTensor *t : byOffset) {
-    if (t->begin < expected)
+    if (previous && t->begin < previous->end)
       throw BadInput(shown + ": tensor '" + escapeInvalidUtf8(t->name) +
                      "' starts at data byte " + std::to_string(t->begin - dataStart) +
-                     ", inside the tensor before it (which ends at " +
-                     std::to_string(expected - dataStart) + "): offsets overlap");
+                     ", inside tensor '" + escapeInvalidUtf8(previous->name) +
+                     "' (data bytes " + std::to_string(previous->begin - dataStart) +
+                     " to " + std::to_string(previous->end - dataStart) +
+                     "): offsets overlap");
+    if (!previous || t->end > previous->end)
+      previous = t;
+  }
+  int64_t expected = dataStart;
+  std::string before = "the start of the data";
+  for (const StoredTensor *t : byOffset) {
     if (t->begin > expected)
       throw BadInput(shown + ": data bytes " + std::to_string(expected - dataStart) +
-                     " to " + std::to_string(t->begin - dataStart) +
-                     " belong to no tensor; the format allows no holes");
+                     " to " + std::to_string(t->begin - dataStart) + ", between " +
+                     before + " and tensor '" + escapeInvalidUtf8(t->name) +
+                     "', belong to no tensor; the format allows no holes");
     expected = t->end;
+    before = "tensor '" + escapeInvalidUtf8(t->name) + "'";
   }
   if (expected != file->size())
     throw BadInput(shown + ": the tensors end at data byte " +

@@ -128,6 +128,13 @@ int64_t TransformerWeights::bytesRead() const {
   return bytes;
 }
 
+int64_t TransformerWeights::headerBytes() const {
+  int64_t bytes = 0;
+  for (const auto &entry : shards)
+    bytes += entry.second->headerBytes();
+  return bytes;
+}
+
 Snapshot::Snapshot(const std::string &folder) : dir(folder) {
   std::string shown = escapeInvalidUtf8(dir);
   if (!isFolder(dir))

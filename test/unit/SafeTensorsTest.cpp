@@ -131,6 +131,14 @@ TEST(SafeTensors, RefusesBrokenFiles) {
       {"a", {{"dtype", "F32"}, {"shape", {2}}, {"data_offsets", {0, 8}}}},
       {"b", {{"dtype", "F32"}, {"shape", {1}}, {"data_offsets", {4, 8}}}}};
   EXPECT_NE(refusal(writeFile("overlap.safetensors", overlap.dump(), floats({1, 2})))
+                .find("tensor 'b' starts at data byte 4, inside tensor 'a' (data "
+                      "bytes 0 to 8): offsets overlap"),
+            std::string::npos);
+  // An overlap that also leaves a hole is reported as the overlap.
+  nlohmann::json both = {
+      {"a", {{"dtype", "F32"}, {"shape", {1}}, {"data_offsets", {4, 8}}}},
+      {"b", {{"dtype", "F32"}, {"shape", {1}}, {"data_offsets", {4, 8}}}}};
+  EXPECT_NE(refusal(writeFile("both.safetensors", both.dump(), floats({1, 2})))
                 .find("offsets overlap"),
             std::string::npos);
   // A hole between tensors.
@@ -138,7 +146,8 @@ TEST(SafeTensors, RefusesBrokenFiles) {
       {"a", {{"dtype", "F32"}, {"shape", {1}}, {"data_offsets", {0, 4}}}},
       {"b", {{"dtype", "F32"}, {"shape", {1}}, {"data_offsets", {8, 12}}}}};
   EXPECT_NE(refusal(writeFile("hole.safetensors", hole.dump(), floats({1, 2, 3})))
-                .find("belong to no tensor"),
+                .find("data bytes 4 to 8, between tensor 'a' and tensor 'b', "
+                      "belong to no tensor"),
             std::string::npos);
   // An unknown dtype names the tensor.
   nlohmann::json i64 = {

@@ -94,6 +94,7 @@ TEST(Snapshot, ReadsAPipelineWithShardsAndTwoExperts) {
   EXPECT_EQ(first.files().size(), 2u);
   EXPECT_EQ(first.dataBytes(), 4 * (24 + 3 + 2));
   int64_t headers = first.bytesRead();
+  EXPECT_EQ(headers, first.headerBytes());
   float out[3];
   readSpans(first.locate("v"), {{1, 2}}, out);
   EXPECT_EQ(out[0], 101.0f);

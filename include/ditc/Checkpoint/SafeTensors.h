@@ -67,6 +67,9 @@ public:
 
   /// Bytes read from the file so far, header included.
   int64_t bytesRead() const { return readSoFar; }
+  /// Bytes before the data: the 8-byte length and the JSON header, all of
+  /// which opening the file reads.
+  int64_t headerBytes() const { return file->size() - data; }
 
 private:
   std::unique_ptr<RegularFile> file;

@@ -79,6 +79,8 @@ public:
   int64_t dataBytes() const;
   /// Bytes read from the weights files so far, headers included.
   int64_t bytesRead() const;
+  /// Bytes of the weights files' headers (read when the folder is opened).
+  int64_t headerBytes() const;
 
 private:
   std::string name, dir, index;
