@@ -87,7 +87,7 @@ def local_parameter(seed, spec, tp_size, tp_index):
 def noise_block(seed, manifest, block, blocks):
     """Patch tokens [B, S/blocks, pt*ph*pw*C] of block `block` of the noise,
     drawn in latent layout [B, C, F, H, W]: tokens (f, h, w), features
-    (pt, ph, pw, C)."""
+    (pt, ph, pw, C), or (C, pt, ph, pw) by latents.feature_order."""
     model, work = manifest["model"], manifest["workload"]
     pt, ph, pw = model["patch"]
     c = model["latent_channels"]
@@ -96,7 +96,10 @@ def noise_block(seed, manifest, block, blocks):
     per = tokens // blocks
     token = np.arange(block * per, (block + 1) * per)
     tf, th, tw = np.unravel_index(token, (f // pt, h // ph, w // pw))
-    kf, kh, kw, kc = np.unravel_index(np.arange(pt * ph * pw * c), (pt, ph, pw, c))
+    if manifest["latents"].get("feature_order", "channels_last") == "channels_first":
+        kc, kf, kh, kw = np.unravel_index(np.arange(pt * ph * pw * c), (c, pt, ph, pw))
+    else:
+        kf, kh, kw, kc = np.unravel_index(np.arange(pt * ph * pw * c), (pt, ph, pw, c))
     bi = np.arange(b)[:, None, None]
     fi = (tf * pt)[None, :, None] + kf[None, None, :]
     hi = (th * ph)[None, :, None] + kh[None, None, :]
@@ -112,6 +115,9 @@ def unpatchify(tokens, manifest):
     pt, ph, pw = model["patch"]
     c = model["latent_channels"]
     b, f, h, w = work["batch"], work["latent_frames"], work["latent_height"], work["latent_width"]
+    if manifest["latents"].get("feature_order", "channels_last") == "channels_first":
+        x = tokens.reshape(b, f // pt, h // ph, w // pw, c, pt, ph, pw)
+        return x.permute(0, 4, 1, 5, 2, 6, 3, 7).reshape(b, c, f, h, w)
     x = tokens.reshape(b, f // pt, h // ph, w // pw, pt, ph, pw, c)
     return x.permute(0, 7, 1, 4, 2, 5, 3, 6).reshape(b, c, f, h, w)
 
@@ -466,6 +472,14 @@ class RankProgram:
                 return [F.linear(F.silu(F.linear(emb, w1, b1)), w2, b2)]
             return run
 
+        if name == "dit.patch_embed" and \
+                op.get("attrs", {}).get("features", "channels_last") == "channels_last":
+            # (pt, ph, pw, C) tokens to the weight's (C, pt, ph, pw) columns.
+            volume = math.prod(op["attrs"]["patch"])
+            weight, bias = params[0], params[1]
+            return lambda xs, _: [F.linear(
+                xs[0].reshape(*xs[0].shape[:-1], volume, -1).transpose(-1, -2)
+                .reshape(xs[0].shape), weight, bias)]
         if name in ("dit.patch_embed", "dit.linear"):
             weight = params[0]
             bias = params[1] if len(params) > 1 else None

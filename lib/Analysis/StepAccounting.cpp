@@ -89,11 +89,14 @@ std::vector<ParamSlice> parameterSlices(Operation *op, const MeshInfo &mesh) {
   SmallVector<dit::ParameterSpec> specs;
   if (auto parameters = dyn_cast<dit::DitParameterOpInterface>(op))
     parameters.getParameters(tp, specs);
-  for (const dit::ParameterSpec &spec : specs)
+  for (const dit::ParameterSpec &spec : specs) {
     add(spec.name, std::vector<int64_t>(spec.shape.begin(), spec.shape.end()),
         spec.splitDim,
         std::vector<int64_t>(spec.segments.begin(), spec.segments.end()),
         spec.rank0Only);
+    out.back().checkpointShape.assign(spec.checkpointShape.begin(),
+                                      spec.checkpointShape.end());
+  }
   return out;
 }
 

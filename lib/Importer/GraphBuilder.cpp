@@ -61,8 +61,10 @@ void GraphBuilder::buildTransformer(func::FuncOp fn) {
 //===----------------------------------------------------------------------===//
 
 Value GraphBuilder::patchEmbed(Value latents, const std::string &weight,
+                               PatchKernel kernel, FeatureOrder features,
                                const std::string &posTable) {
   ModuleScope scope(*this, weight);
+  tokenFeatures = features;
   bool table = !posTable.empty();
   return make<PatchEmbedOp>(
       tensor({B, S, D}), latents,
@@ -71,7 +73,8 @@ Value GraphBuilder::patchEmbed(Value latents, const std::string &weight,
       table ? b.getI64IntegerAttr(spec.posEmbedMaxSize) : IntegerAttr(),
       table ? b.getDenseI64ArrayAttr({w.grid[0], w.grid[1], w.grid[2]})
             : DenseI64ArrayAttr(),
-      IntegerAttr());
+      IntegerAttr(), PatchKernelAttr::get(b.getContext(), kernel),
+      FeatureOrderAttr::get(b.getContext(), features));
 }
 
 Value GraphBuilder::timestepEmbedding(Value t, int64_t out,
@@ -464,7 +467,8 @@ Value GraphBuilder::epilogue(Value x, Value temb, const std::string &modName,
   return make<UnpatchifyOp>(
       latentType(spec.outChannels), h,
       b.getDenseI64ArrayAttr({spec.patch[0], spec.patch[1], spec.patch[2]}),
-      b.getDenseI64ArrayAttr({w.grid[0], w.grid[1], w.grid[2]}));
+      b.getDenseI64ArrayAttr({w.grid[0], w.grid[1], w.grid[2]}),
+      FeatureOrderAttr::get(b.getContext(), tokenFeatures));
 }
 
 } // namespace ditc

@@ -99,9 +99,14 @@ public:
   // Sub-layers
   //===--------------------------------------------------------------------===//
 
-  /// The patch projection `weight`; with `posTable` (SD3), plus the rows of
-  /// that cropped position table (spec.posEmbedMaxSize).
+  /// The patch embedding, projected by a diffusers `kernel` module, on
+  /// patch tokens whose features run in `features` order; the epilogue's
+  /// unpatchify reads the same order (DitOps.td, dit.patch_embed). With
+  /// `posTable` (SD3), plus the rows of that cropped position table
+  /// (spec.posEmbedMaxSize).
   mlir::Value patchEmbed(mlir::Value latents, const std::string &weight,
+                         mlir::dit::PatchKernel kernel,
+                         mlir::dit::FeatureOrder features,
                          const std::string &posTable = "");
   /// Sinusoidal features of `scale` x t, then the MLP `weight`.
   mlir::Value timestepEmbedding(mlir::Value t, int64_t out,
@@ -256,6 +261,7 @@ private:
   mlir::Location loc;
   mlir::Type elt;
   std::optional<int64_t> block;
+  mlir::dit::FeatureOrder tokenFeatures = mlir::dit::FeatureOrder::ChannelsLast;
 };
 
 } // namespace ditc

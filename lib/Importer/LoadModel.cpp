@@ -65,6 +65,17 @@ std::string knownClassNames() {
   return names;
 }
 
+/// A config.json object without the keys diffusers adds about itself
+/// ("_class_name", "_diffusers_version", "_name_or_path"...), which differ
+/// between copies of one model.
+static std::string checkpointConfigText(const json &config) {
+  json kept = json::object();
+  for (auto it = config.begin(); it != config.end(); ++it)
+    if (it.key().empty() || it.key()[0] != '_')
+      kept[it.key()] = it.value();
+  return kept.dump();
+}
+
 ModelSpec readTransformerConfig(const std::string &path) {
   json root = JsonObject::parseFile(path);
   JsonObject config(path, &root);
@@ -79,6 +90,7 @@ ModelSpec readTransformerConfig(const std::string &path) {
                                    knownClassNames());
   spec.family = family->info;
   family->readConfig(config, spec);
+  spec.checkpointConfig["transformer"] = checkpointConfigText(root);
   const FamilyInfo &info = spec.info();
   spec.vaeSpatial = info.vaeSpatial;
   spec.vaeTemporal = info.vaeTemporal;
@@ -183,6 +195,8 @@ ModelSpec readSnapshot(const std::string &dir) {
                            "architecture differs from transformer/config.json; "
                            "ditc needs both experts to share one shape");
     spec.experts = 2;
+    spec.checkpointConfig["transformer_2"] =
+        expert.checkpointConfig.at("transformer");
     spec.boundaryRatio = index.getOptionalDouble("boundary_ratio", 0.875, 0.0, 1.0);
   }
   if (auto encoder = componentClass(index, spec.info().textEncoderKey))

@@ -13,6 +13,7 @@
 #include "ditc/Transforms/Roles.h"
 
 #include "dit/IR/DitDialect.h"
+#include "dit/IR/DitOps.h"
 
 #include <map>
 
@@ -144,6 +145,14 @@ FailureOr<json> buildManifest(ModuleOp module, const MeshInfo &mesh,
   json manifest = {{"format_version", 1},
                    {"model", modelSpecJson(spec)},
                    {"workload", workloadJson(workload)}};
+  // What dit-run --weights compares a snapshot's config.json with. A spec
+  // built by hand (tests) read no config and records none.
+  if (!spec.checkpointConfig.empty()) {
+    json configs = json::object();
+    for (const auto &[component, text] : spec.checkpointConfig)
+      configs[component] = json::parse(text);
+    manifest["model"]["checkpoint_config"] = std::move(configs);
+  }
   json axes = json::array();
   for (Axis axis : mesh.order)
     axes.push_back({{"name", axisName(axis)}, {"size", mesh.size(axis)}});
@@ -164,10 +173,15 @@ FailureOr<json> buildManifest(ModuleOp module, const MeshInfo &mesh,
   json seqAxes = json::array();
   for (Axis a : mesh.sequenceAxes())
     seqAxes.push_back(axisName(a));
+  // The patch tokens' feature order is the patch embedding's (the family's
+  // unpatchify order); every patch_embed of the module reads the same.
+  dit::FeatureOrder order = dit::FeatureOrder::ChannelsLast;
+  module.walk([&](dit::PatchEmbedOp op) { order = op.getFeatures(); });
   manifest["latents"] = {
       {"layout", "patch_tokens"},
       {"tokens", workload.imageTokens},
       {"features", spec.latentChannels * spec.patch[0] * spec.patch[1] * spec.patch[2]},
+      {"feature_order", dit::stringifyFeatureOrder(order).str()},
       {"split_over", seqAxes}};
 
   // A rank's coordinate on an axis is its position in its group there.

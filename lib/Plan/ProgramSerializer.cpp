@@ -71,6 +71,10 @@ FailureOr<json> attributeJson(Attribute attr) {
     return json(dit::stringifyTextPosition(e.getValue()).str());
   if (auto e = dyn_cast<dit::RopeStyleAttr>(attr))
     return json(dit::stringifyRopeStyle(e.getValue()).str());
+  if (auto e = dyn_cast<dit::PatchKernelAttr>(attr))
+    return json(dit::stringifyPatchKernel(e.getValue()).str());
+  if (auto e = dyn_cast<dit::FeatureOrderAttr>(attr))
+    return json(dit::stringifyFeatureOrder(e.getValue()).str());
   if (auto e = dyn_cast<dit::AttentionKindAttr>(attr))
     return json(dit::stringifyAttentionKind(e.getValue()).str());
   if (auto e = dyn_cast<dit::ActivationKindAttr>(attr))
@@ -205,6 +209,8 @@ json paramJson(const ParamSlice &slice) {
                   {"segments", slice.segments}};
   if (slice.onlyOnTPCoordinate0)
     p["only_on_axis_coordinate_0"] = "tp";
+  if (!slice.checkpointShape.empty())
+    p["checkpoint"] = {{"shape", slice.checkpointShape}};
   return p;
 }
 

@@ -154,10 +154,20 @@ std::vector<at::Tensor> Executor::runOp(const Function &fn, const Op &op,
     at::Tensor h = at::silu(tiledLinear(s, p[0], p[1]));
     return {tiledLinear(h, p[2], p[3])};
   }
-  case OpKind::PatchEmbed:
+  case OpKind::PatchEmbed: {
+    at::Tensor tokens = x;
+    if (a.patchVolume > 0) {
+      // channels_last tokens (P, C) to the weight's (C, P) column order.
+      std::vector<int64_t> sizes = x.sizes().vec();
+      tokens = x.reshape({-1, a.patchVolume, sizes.back() / a.patchVolume})
+                   .transpose(1, 2)
+                   .reshape(sizes)
+                   .contiguous();
+    }
     if (a.posEmbedMaxSize)
-      return {patchEmbedWithTable(op, x)};
-    return {tiledLinear(x, p[0], p.size() > 1 ? p[1] : at::Tensor())};
+      return {patchEmbedWithTable(op, tokens)};
+    return {tiledLinear(tokens, p[0], p.size() > 1 ? p[1] : at::Tensor())};
+  }
   case OpKind::Linear:
     return {tiledLinear(x, p[0], p.size() > 1 ? p[1] : at::Tensor())};
   case OpKind::AdalnModulation: {

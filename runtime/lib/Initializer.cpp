@@ -110,7 +110,9 @@ at::Tensor drawNoiseBlock(int64_t seed, const Manifest &m, int64_t block) {
   fill(out, streamKey(seed, "noise"), 0.0, 1.0, [&](int64_t i) {
     int64_t feature = i % features, rest = i / features;
     int64_t token = first + rest % tokens, b = rest / tokens;
-    int64_t c = feature % C, f2 = feature / C;
+    // channels_last: feature = position * C + c; channels_first: c * P + position.
+    int64_t c = m.channelsFirst ? feature / (pt * ph * pw) : feature % C;
+    int64_t f2 = m.channelsFirst ? feature % (pt * ph * pw) : feature / C;
     int64_t iw = f2 % pw, ih = (f2 / pw) % ph, it = f2 / (pw * ph);
     int64_t w = token % gw, h = (token / gw) % gh, f = token / (gw * gh);
     int64_t z = f * pt + it, y = h * ph + ih, x = w * pw + iw;
@@ -123,8 +125,13 @@ at::Tensor unpatchify(const at::Tensor &tokens, const Manifest &m) {
   int64_t pt = m.patch[0], ph = m.patch[1], pw = m.patch[2];
   int64_t gf = m.latentFrames / pt, gh = m.latentHeight / ph,
           gw = m.latentWidth / pw;
-  return tokens.reshape({m.batch, gf, gh, gw, pt, ph, pw, m.latentChannels})
-      .permute({0, 7, 1, 4, 2, 5, 3, 6})
+  at::Tensor grid =
+      m.channelsFirst
+          ? tokens.reshape({m.batch, gf, gh, gw, m.latentChannels, pt, ph, pw})
+                .permute({0, 4, 1, 5, 2, 6, 3, 7})
+          : tokens.reshape({m.batch, gf, gh, gw, pt, ph, pw, m.latentChannels})
+                .permute({0, 7, 1, 4, 2, 5, 3, 6});
+  return grid
       .reshape({m.batch, m.latentChannels, m.latentFrames, m.latentHeight,
                 m.latentWidth})
       .contiguous();
@@ -136,9 +143,12 @@ at::Tensor patchifyBlock(const at::Tensor &latents, const Manifest &m,
   int64_t gf = m.latentFrames / pt, gh = m.latentHeight / ph,
           gw = m.latentWidth / pw;
   int64_t tokens = m.latentTokens / m.latentBlocks();
+  std::vector<int64_t> order = m.channelsFirst
+                                   ? std::vector<int64_t>{0, 2, 4, 6, 1, 3, 5, 7}
+                                   : std::vector<int64_t>{0, 2, 4, 6, 3, 5, 7, 1};
   return latents
       .reshape({m.batch, m.latentChannels, gf, pt, gh, ph, gw, pw})
-      .permute({0, 2, 4, 6, 3, 5, 7, 1})
+      .permute(order)
       .reshape({m.batch, m.latentTokens, m.latentFeatures})
       .narrow(1, block * tokens, tokens)
       .contiguous();

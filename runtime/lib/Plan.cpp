@@ -141,6 +141,17 @@ static JsonObject element(const JsonObject &list, const std::string &field,
                     list.keyPath(field) + "[" + std::to_string(index) + "].");
 }
 
+/// Whether a patch-token feature order `order` (the value of `field`) is
+/// "channels_first" (C, pt, ph, pw) rather than "channels_last" (pt, ph,
+/// pw, C), the meaning of plans that do not say.
+static bool channelsFirst(const JsonObject &object, const std::string &field,
+                          const std::optional<std::string> &order) {
+  if (order && *order != "channels_last" && *order != "channels_first")
+    object.fail(field, "is '" + escapeInvalidUtf8(*order) +
+                           "'; expected channels_last or channels_first");
+  return order == "channels_first";
+}
+
 static const json &requireList(const JsonObject &object, const std::string &field) {
   if (!object.has(field) || !object.raw()[field].is_array())
     object.fail(field, "is missing or not a list");
@@ -253,6 +264,22 @@ Manifest loadManifest(const std::string &dir) {
     model.fail("patch", "has " + std::to_string(m.patch.size()) +
                             " entries, expected [t, h, w]");
   m.boundaryRatio = model.getOptionalDouble("boundary_ratio", 0.875, 0.0, 1.0);
+  // What dit-run --weights compares a snapshot's config.json with: one
+  // object per transformer component the plan runs.
+  if (model.has("checkpoint_config")) {
+    JsonObject configs = model.getObject("checkpoint_config");
+    for (auto it = configs.raw().begin(); it != configs.raw().end(); ++it) {
+      bool known = it.key() == "transformer" ||
+                   (it.key() == "transformer_2" && m.experts == 2);
+      if (!known)
+        configs.fail(it.key(), "is not a transformer component of this plan; "
+                               "expected transformer" +
+                                   std::string(m.experts == 2 ? " and transformer_2" : ""));
+      if (!it.value().is_object())
+        configs.fail(it.key(), "must be the component's config.json object");
+      m.checkpointConfig[it.key()] = it.value();
+    }
+  }
 
   JsonObject work = top.getObject("workload");
   m.batch = work.getInt("batch", 1, kAbsurdSize);
@@ -352,6 +379,8 @@ Manifest loadManifest(const std::string &dir) {
     latents.fail("layout", "is '" + latents.getString("layout") +
                                "'; this dit-run reads 'patch_tokens'");
   m.latentTokens = latents.getInt("tokens", 1, kAbsurdSize);
+  m.channelsFirst = channelsFirst(latents, "feature_order",
+                                  latents.getOptionalString("feature_order"));
   m.latentFeatures = latents.getInt("features", 1, kAbsurdSize);
   const json &splitOver = requireList(latents, "split_over");
   for (const json &axis : splitOver) {
@@ -633,6 +662,15 @@ private:
     a.block = attrs.getOptionalInt("dit.block", 0, kAbsurdSize).value_or(-1);
     op.betweenSteps = attrs.getOptionalBool("dit.between_steps", false);
     switch (op.kind) {
+    case OpKind::PatchEmbed: {
+      std::vector<int64_t> patch = attrs.getIntList("patch", 1, 64);
+      if (patch.size() != 3)
+        attrs.fail("patch", "has " + std::to_string(patch.size()) +
+                                " entries, expected [t, h, w]");
+      if (!channelsFirst(attrs, "features", attrs.getOptionalString("features")))
+        a.patchVolume = patch[0] * patch[1] * patch[2];
+      break;
+    }
     case OpKind::TimestepEmbedding:
       a.freqDim = attrs.getInt("freq_dim", 2, 1 << 20);
       if (a.freqDim % 2)
@@ -842,6 +880,21 @@ private:
                                    std::to_string(p.shape[p.splitDim]));
     }
     p.onlyOnTpZero = object.has("only_on_axis_coordinate_0");
+    // The shape the checkpoint stores the tensor in, when it differs: the
+    // op's shape is its row-major reshape, so the elements are the same.
+    if (object.has("checkpoint")) {
+      JsonObject stored = object.getObject("checkpoint");
+      p.checkpointShape = stored.getIntList("shape", 1, kMaxValueElements);
+      int64_t count = 1, expected = 1;
+      for (int64_t d : p.checkpointShape)
+        count = std::min(count * d, kMaxValueElements + 1);
+      for (int64_t d : p.shape)
+        expected *= d;
+      if (p.checkpointShape.empty() || p.checkpointShape.size() > 8 || count != expected)
+        stored.fail("shape", "must have 1 to 8 dimensions and the " +
+                                 std::to_string(expected) + " elements of " +
+                                 formatShape(p.shape) + ", which is its row-major reshape");
+    }
     return p;
   }
 

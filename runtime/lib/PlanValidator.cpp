@@ -367,6 +367,10 @@ private:
              formatShape(param(0)) + "; expected [out, in]");
       int64_t outFeatures = param(0)[0];
       expectParam(0, {outFeatures, in(0).back()});
+      if (op->a.patchVolume > 0 && in(0).back() % op->a.patchVolume)
+        fail("patch tokens have " + std::to_string(in(0).back()) +
+             " features, not C values for each of the " +
+             std::to_string(op->a.patchVolume) + " patch positions");
       if (op->params.size() >= 2)
         expectParam(1, {outFeatures});
       if (table) {

@@ -18,6 +18,7 @@ import argparse
 import hashlib
 import json
 import math
+import os
 import sys
 
 import numpy as np
@@ -94,13 +95,19 @@ def local_parameter(seed, spec, tp_size, tp_index, cache):
     return full
 
 
-def patchify(latents, patch):
+def channels_first(manifest):
+    """Whether the plan's patch tokens hold (C, pt, ph, pw) features rather
+    than (pt, ph, pw, C) (manifest latents.feature_order)."""
+    return manifest["latents"].get("feature_order", "channels_last") == "channels_first"
+
+
+def patchify(latents, patch, first=False):
     """[B, C, F, H, W] -> [B, S, pt*ph*pw*C]: tokens (f, h, w), features
-    (pt, ph, pw, C)."""
+    (pt, ph, pw, C), or (C, pt, ph, pw) when `first`."""
     b, c, f, h, w = latents.shape
     pt, ph, pw = patch
     x = latents.reshape(b, c, f // pt, pt, h // ph, ph, w // pw, pw)
-    x = x.transpose(0, 2, 4, 6, 3, 5, 7, 1)
+    x = x.transpose((0, 2, 4, 6, 1, 3, 5, 7) if first else (0, 2, 4, 6, 3, 5, 7, 1))
     return x.reshape(b, (f // pt) * (h // ph) * (w // pw), pt * ph * pw * c)
 
 
@@ -266,14 +273,16 @@ class Plan:
 
 
 class Rank:
-    def __init__(self, plan, rank, seed):
+    def __init__(self, plan, rank, seed, weights=None):
         self.plan, self.rank, self.seed = plan, rank, seed
         entry = plan.manifest["ranks"][rank]
         self.coords = entry["coords"]
         self.program = plan.programs[entry["program"]]
         # Wan2.2 A14B: the second expert's program, used below the boundary.
         self.program_2 = plan.programs[entry["program_2"]] if entry.get("program_2") else None
-        self.cache = {}
+        # Loaded weights (dit-run --weights) take the place of drawn ones:
+        # full tensors by stream name, in the plan's shapes.
+        self.cache = dict(weights or {})
 
     def use_expert_for(self, timestep):
         entry = self.plan.manifest["ranks"][self.rank]
@@ -375,6 +384,10 @@ class Rank:
             h = sinusoid(x, a["freq_dim"], a.get("scale", 1.0)) @ self.param(op, 0).T \
                 + self.param(op, 1)
             return [silu(h) @ self.param(op, 2).T + self.param(op, 3)]
+        if name == "dit.patch_embed" and a.get("features", "channels_last") == "channels_last":
+            # (pt, ph, pw, C) tokens to the weight's (C, pt, ph, pw) columns.
+            volume = math.prod(a["patch"])
+            x = np.swapaxes(x.reshape(*x.shape[:-1], volume, -1), -1, -2).reshape(x.shape)
         if name in ("dit.patch_embed", "dit.linear"):
             y = x @ self.param(op, 0).T
             y = y + self.param(op, 1) if len(op["params"]) > 1 else y
@@ -510,7 +523,10 @@ def resolve(plan, waiting, queues):
     return ready
 
 
-def simulate(root, steps, seed):
+def simulate(root, steps, seed, weights=None):
+    """The final tokens of `steps` steps. `weights` maps stream names
+    ("<name>", "transformer_2.<name>") to full parameters, for a run with
+    dit-run --weights; the rest are drawn from `seed`."""
     plan = Plan(root)
     m = plan.manifest
     model, work = m["model"], m["workload"]
@@ -519,12 +535,12 @@ def simulate(root, steps, seed):
     c = model["latent_channels"]
     shape = [b, c, work["latent_frames"], work["latent_height"], work["latent_width"]]
     noise = counter_normal(seed, "noise", shape)
-    tokens = patchify(noise, patch)
+    tokens = patchify(noise, patch, channels_first(m))
     texts = [counter_normal(seed, f"text{br}", [b, work["text_tokens"], model["text_embed_dim"]])
              for br in range(work["branches"])]
     pooled = [counter_normal(seed, f"pooled{br}", [b, model["pooled_dim"]])
               for br in range(work["branches"])]
-    ranks = {e["rank"]: Rank(plan, e["rank"], seed) for e in plan.ranks}
+    ranks = {e["rank"]: Rank(plan, e["rank"], seed, weights) for e in plan.ranks}
     state = {}
     for r in ranks.values():
         blocks = np.split(tokens, math.prod(plan.size[a] for a in m["latents"]["split_over"]), axis=1)
@@ -593,12 +609,21 @@ def main():
     parser.add_argument("--steps", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--tolerance", type=float, default=1e-9)
+    parser.add_argument("--weights", help="with --runtime-output: the snapshot the "
+                        "run loaded (dit-run --weights), read the same way")
     args = parser.parse_args()
     if args.runtime_output:
-        ref = simulate(args.plan, args.steps, args.seed)
+        weights = None
+        if args.weights:
+            sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
+                os.path.abspath(__file__))), "lib"))
+            import snapshot  # test/lib/snapshot.py, which imports this file
+            weights = snapshot.read_snapshot(args.weights, args.plan)
+        ref = simulate(args.plan, args.steps, args.seed, weights)
         latents = np.load(args.runtime_output)
         m = json.load(open(f"{args.plan}/manifest.json"))
-        out = patchify(latents, m["model"]["patch"]) if latents.ndim == 5 else latents
+        out = (patchify(latents, m["model"]["patch"], channels_first(m))
+               if latents.ndim == 5 else latents)
     else:
         out = simulate(args.plan, args.steps, args.seed)
         ref = simulate(args.reference, args.steps, args.seed)

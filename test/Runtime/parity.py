@@ -72,8 +72,10 @@ def main():
     plan1, out1 = compile_and_run("one-rank", [])
     reference = np.load(out1)
     simulated = simulate_plan.simulate(plan1, args.steps, args.seed)
-    error = relative_error(simulate_plan.patchify(reference, simulate_plan.json.load(
-        open(os.path.join(plan1, "manifest.json")))["model"]["patch"]), simulated)
+    manifest1 = simulate_plan.json.load(open(os.path.join(plan1, "manifest.json")))
+    error = relative_error(simulate_plan.patchify(
+        reference, manifest1["model"]["patch"], simulate_plan.channels_first(manifest1)),
+        simulated)
     verdict = "ok" if error <= args.tolerance else "MISMATCH"
     print(f"{args.model} one-rank vs float64 reference: max relative error "
           f"{error:.3e}: {verdict}")

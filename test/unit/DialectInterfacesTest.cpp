@@ -182,6 +182,35 @@ TEST_F(DitOpInterfaces, ParameterSpecsFollowTheTPRole) {
   EXPECT_TRUE(row[1].rank0Only);
 }
 
+/// The patch embedding's weight is [D, C * pt * ph * pw] for the plan; a
+/// convolution's checkpoint stores the kernel unflattened, and the spec
+/// says so, on latents and on patch tokens alike.
+TEST_F(DitOpInterfaces, PatchEmbeddingCheckpointShapes) {
+  OwningOpRef<ModuleOp> module = parse(R"mlir(
+    func.func @f(%v: tensor<1x4x2x4x4xf32>, %i: tensor<1x4x4x4xf32>, %t: tensor<1x4x16xf32>) {
+      %a = dit.patch_embed %v {patch = array<i64: 2, 2, 2>, weight = "a", kernel = #dit<patch_kernel conv3d>} : tensor<1x4x2x4x4xf32> -> tensor<1x4x8xf32>
+      %b = dit.patch_embed %i {patch = array<i64: 1, 2, 2>, weight = "b", kernel = #dit<patch_kernel conv2d>} : tensor<1x4x4x4xf32> -> tensor<1x4x8xf32>
+      %c = dit.patch_embed %t {patch = array<i64: 1, 2, 2>, weight = "c"} : tensor<1x4x16xf32> -> tensor<1x4x8xf32>
+      %d = dit.patch_embed %t {patch = array<i64: 1, 2, 2>, weight = "d", kernel = #dit<patch_kernel conv3d>} : tensor<1x4x16xf32> -> tensor<1x4x8xf32>
+      return
+    })mlir");
+  ASSERT_TRUE(module);
+  std::vector<SmallVector<ParameterSpec>> specs;
+  module->walk([&](PatchEmbedOp op) {
+    specs.emplace_back();
+    cast<DitParameterOpInterface>(op.getOperation()).getParameters(1, specs.back());
+  });
+  ASSERT_EQ(specs.size(), 4u);
+  EXPECT_EQ(specs[0][0].shape, (SmallVector<int64_t>{8, 32}));
+  EXPECT_EQ(specs[0][0].checkpointShape, (SmallVector<int64_t>{8, 4, 2, 2, 2}));
+  EXPECT_EQ(specs[1][0].shape, (SmallVector<int64_t>{8, 16}));
+  EXPECT_EQ(specs[1][0].checkpointShape, (SmallVector<int64_t>{8, 4, 2, 2}));
+  EXPECT_TRUE(specs[2][0].checkpointShape.empty()); // linear: stored as used
+  EXPECT_EQ(specs[3][0].shape, (SmallVector<int64_t>{8, 16}));
+  EXPECT_EQ(specs[3][0].checkpointShape, (SmallVector<int64_t>{8, 4, 1, 2, 2}));
+  EXPECT_TRUE(specs[0][1].checkpointShape.empty()); // the bias
+}
+
 /// The upstream interface's maps: linear's k loop is a sum reduction that
 /// indexes only the input; modulate's chunk table has a loop of its own,
 /// not the token loop.

@@ -149,6 +149,29 @@ def Dit_KVCacheAttr : EnumAttr<Dit_Dialect, Dit_KVCache, "kv_cache"> {
   let assemblyFormat = "$value";
 }
 
+def Dit_PatchKernel : I32EnumAttr<"PatchKernel",
+    "the diffusers module that projects a patch", [
+    I32EnumAttrCase<"Linear", 0, "linear">,
+    I32EnumAttrCase<"Conv2d", 1, "conv2d">,
+    I32EnumAttrCase<"Conv3d", 2, "conv3d">]> {
+  let cppNamespace = "::mlir::dit";
+  let genSpecializedAttr = 0;
+}
+def Dit_PatchKernelAttr : EnumAttr<Dit_Dialect, Dit_PatchKernel, "patch_kernel"> {
+  let assemblyFormat = "$value";
+}
+
+def Dit_FeatureOrder : I32EnumAttr<"FeatureOrder",
+    "the order of a patch token's pt * ph * pw * C features", [
+    I32EnumAttrCase<"ChannelsLast", 0, "channels_last">,
+    I32EnumAttrCase<"ChannelsFirst", 1, "channels_first">]> {
+  let cppNamespace = "::mlir::dit";
+  let genSpecializedAttr = 0;
+}
+def Dit_FeatureOrderAttr : EnumAttr<Dit_Dialect, Dit_FeatureOrder, "feature_order"> {
+  let assemblyFormat = "$value";
+}
+
 def Dit_TextPosition : I32EnumAttr<"TextPosition",
     "where text tokens sit in a joint sequence", [
     I32EnumAttrCase<"Prefix", 0, "prefix">,

@@ -140,6 +140,9 @@ struct ParameterSpec {
   int64_t splitDim = -1;             // the dimension tp splits; -1: whole
   llvm::SmallVector<int64_t> segments; // global widths of the split pieces
   bool rank0Only = false;            // added once per tp group (row bias)
+  /// The shape the diffusers checkpoint stores it in, when that differs
+  /// from `shape` (of which `shape` is the row-major reshape); else empty.
+  llvm::SmallVector<int64_t> checkpointShape;
 };
 
 /// Communication an op performs itself (not through a shard op).

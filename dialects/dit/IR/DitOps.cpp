@@ -144,8 +144,18 @@ LogicalResult PatchEmbedOp::verify() {
   ArrayRef<int64_t> patch = getPatch();
   if (out.getRank() == 3 && failed(verifyPositionTable(*this)))
     return failure();
+  if (getKernel() == PatchKernel::Conv2d && patch[0] != 1)
+    return emitOpError() << "has a conv2d kernel but a temporal patch of "
+                         << patch[0] << "; a 2-d convolution patches one frame";
   if (in.getRank() == 3) {
-    // Already patchified latents: a projection of each token.
+    // Already patchified latents: a projection of each token, whose
+    // features are C values per patch position.
+    int64_t volume = patch[0] * patch[1] * patch[2];
+    if (in.getDimSize(2) % volume)
+      return emitOpError() << "expects patch tokens of C * " << volume
+                           << " features for patch " << patch[0] << "x"
+                           << patch[1] << "x" << patch[2] << ", got "
+                           << in.getDimSize(2);
     if (out.getRank() != 3 || out.getDimSize(0) != in.getDimSize(0) ||
         out.getDimSize(1) != in.getDimSize(1))
       return emitOpError() << "expects result [" << in.getDimSize(0) << ", "

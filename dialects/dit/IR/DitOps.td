@@ -128,13 +128,24 @@ def Dit_PatchEmbedOp : Dit_Op<"patch_embed", [Pure,
     Takes latents `[B, C, H, W]` (images) or `[B, C, F, H, W]` (video) and
     produces tokens `[B, S, D]` with
     `S = (F / patch[0]) * (H / patch[1]) * (W / patch[2])` (F = 1 for
-    images), tokens in (frame, row, column) order. Patchifying gathers each
-    token's `pt * ph * pw * C` values in (pt, ph, pw, C) order, the order
-    `dit.unpatchify` reads them back in, and a linear projects them to the
-    model width. FLUX-style 2x2 packing followed by a linear is the same op.
+    images), tokens in (frame, row, column) order. Each token's
+    `pt * ph * pw * C` values are projected to the model width by
+    `<weight>.weight [D, C * pt * ph * pw]`, whose columns run in
+    (C, pt, ph, pw) order: the order a convolution's kernel flattens in, and
+    the order FLUX-style 2x2 packing feeds its linear. `kernel` names the
+    diffusers module (`linear`, `conv2d` or `conv3d`), and so the shape the
+    checkpoint stores the weight in: `[D, C * pt * ph * pw]`,
+    `[D, C, ph, pw]` (`pt` must be 1) or `[D, C, pt, ph, pw]`.
+
     After partitioning the latents stay in patch-token layout: the input is
-    then already patchified, `[B, S, C * pt * ph * pw]`, and the op is the
-    projection alone.
+    then already patchified, `[B, S, pt * ph * pw * C]`, and the op is the
+    projection alone. `features` is the order of those patch tokens'
+    features, the order the family's unpatchify reads the transformer's
+    output in: `channels_last` (pt, ph, pw, C; Wan, SD3, Mochi) or
+    `channels_first` (C, pt, ph, pw; FLUX, Qwen-Image, HunyuanVideo,
+    CogVideoX, LTX-Video). With `channels_last` each token is transposed to
+    (C, pt, ph, pw) before the projection, so the weight is the checkpoint's
+    tensor as stored.
 
     With `pos_embed` (SD3's `PatchEmbed` with `pos_embed_max_size`), each
     token then adds a row of the learned table `pos_embed`, a checkpoint
@@ -146,7 +157,8 @@ def Dit_PatchEmbedOp : Dit_Op<"patch_embed", [Pure,
     contiguous blocks of the grid's tokens, as `dit.rope` does.
 
     ```mlir
-    %x = dit.patch_embed %latents {patch = array<i64: 1, 2, 2>, weight = "patch_embedding"}
+    %x = dit.patch_embed %latents {patch = array<i64: 1, 2, 2>, weight = "patch_embedding",
+                                   kernel = #dit<patch_kernel conv3d>}
         : tensor<1x16x21x60x104xbf16> -> tensor<1x32760x5120xbf16>
     %y = dit.patch_embed %latents {patch = array<i64: 1, 2, 2>, weight = "pos_embed.proj",
                                    pos_embed = "pos_embed.pos_embed", pos_embed_max_size = 192 : i64,
@@ -158,7 +170,11 @@ def Dit_PatchEmbedOp : Dit_Op<"patch_embed", [Pure,
                    OptionalAttr<StrAttr>:$pos_embed,
                    OptionalAttr<Dit_PositiveI64Attr>:$pos_embed_max_size,
                    OptionalAttr<Dit_Positive3DAttr>:$grid,
-                   OptionalAttr<Dit_PositiveI64Attr>:$sequence_shards);
+                   OptionalAttr<Dit_PositiveI64Attr>:$sequence_shards,
+                   DefaultValuedAttr<Dit_PatchKernelAttr,
+                                     "::mlir::dit::PatchKernel::Linear">:$kernel,
+                   DefaultValuedAttr<Dit_FeatureOrderAttr,
+                                     "::mlir::dit::FeatureOrder::ChannelsLast">:$features);
   let results = (outs Dit_Tensor:$result);
   let assemblyFormat = "$latents attr-dict `:` type($latents) `->` type($result)";
   let hasVerifier = 1;
@@ -553,8 +569,11 @@ def Dit_UnpatchifyOp : Dit_Op<"unpatchify", [Pure,
   let description = [{
     `[B, F' * H' * W', pt * ph * pw * C] -> [B, C, F' * pt, H' * ph, W' * pw]`
     (rank 4 without the frame dimension for images), where `grid` is
-    `[F', H', W']` and each token's features are in (pt, ph, pw, C) order:
-    the inverse of `dit.patch_embed`'s patchify.
+    `[F', H', W']` and each token's features are in the `features` order:
+    (pt, ph, pw, C) for `channels_last`, (C, pt, ph, pw) for
+    `channels_first`, as the family's diffusers code reads its `proj_out`.
+    It is the inverse of the patchify whose tokens `dit.patch_embed` reads
+    (the same `features`).
 
     ```mlir
     %l = dit.unpatchify %x {patch = array<i64: 1, 2, 2>, grid = array<i64: 21, 30, 52>}
@@ -562,7 +581,9 @@ def Dit_UnpatchifyOp : Dit_Op<"unpatchify", [Pure,
     ```
   }];
   let arguments = (ins Dit_Tensor:$input, Dit_Positive3DAttr:$patch,
-                   Dit_Positive3DAttr:$grid);
+                   Dit_Positive3DAttr:$grid,
+                   DefaultValuedAttr<Dit_FeatureOrderAttr,
+                                     "::mlir::dit::FeatureOrder::ChannelsLast">:$features);
   let results = (outs Dit_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;

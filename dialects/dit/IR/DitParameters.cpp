@@ -131,9 +131,21 @@ void AttentionPoolOp::getParameters(
 
 void PatchEmbedOp::getParameters(int64_t,
                                  SmallVectorImpl<ParameterSpec> &parameters) {
-  int64_t d = lastDim(getResult()), f = lastDim(getLatents());
+  ArrayRef<int64_t> patch = getPatch();
+  int64_t volume = patch[0] * patch[1] * patch[2];
+  auto latents = cast<RankedTensorType>(getLatents().getType());
+  // Patch tokens [B, S, C * volume], or latents [B, C, (F,) H, W].
+  int64_t channels = latents.getRank() == 3 ? latents.getDimSize(2) / volume
+                                            : latents.getDimSize(1);
+  int64_t d = lastDim(getResult()), f = channels * volume;
   std::string name = getWeight().str();
   add(parameters, name + ".weight", {d, f});
+  // A convolution's kernel is stored unflattened; the op's weight is its
+  // row-major reshape, columns in (C, pt, ph, pw) order.
+  if (getKernel() == PatchKernel::Conv3d)
+    parameters.back().checkpointShape = {d, channels, patch[0], patch[1], patch[2]};
+  else if (getKernel() == PatchKernel::Conv2d)
+    parameters.back().checkpointShape = {d, channels, patch[1], patch[2]};
   add(parameters, name + ".bias", {d});
   // SD3's position table: a persistent buffer, so a checkpoint tensor.
   if (auto table = getPosEmbed()) {

@@ -46,6 +46,8 @@ struct ParamSlice {
   bool onlyOnTPCoordinate0 = false;
   /// Bytes of the local slice.
   int64_t localBytes = 0;
+  /// The shape the checkpoint stores it in, when that differs; else empty.
+  std::vector<int64_t> checkpointShape;
 };
 
 /// The parameters `op` reads (empty for ops without a `weight`).

@@ -16,6 +16,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -71,6 +72,9 @@ struct ModelSpec {
   // With two experts: the first runs while timestep >= boundaryRatio * 1000
   // (model_index.json's boundary_ratio), the second after.
   double boundaryRatio = 0.875;
+  // The patch embedding is a Linear where the family's is a convolution
+  // (CogVideoX 1.5: patch_size_t is set).
+  bool patchLinear = false;
   bool guidanceEmbeds = false; // FLUX.1-dev / HunyuanVideo embed guidance
   bool useRope = true;
   // Per-axis rotary dims, sum = head_dim (LTX-Video: 2 * (W / 6) each,
@@ -108,6 +112,11 @@ struct ModelSpec {
   double spatialInterpolation = 1.0, temporalInterpolation = 1.0;
   int64_t maxTextTokens = 0;
   bool ropeSliceGrid = false;
+  // Each transformer component's config.json ("transformer", and
+  // "transformer_2" for two experts) without its "_" keys, as compact JSON:
+  // the manifest records it so dit-run --weights can refuse a snapshot of
+  // another model (docs/plan-format.md, model.checkpoint_config).
+  std::map<std::string, std::string> checkpointConfig;
 
   int64_t numBlocks() const { return doubleBlocks + singleBlocks; }
   const FamilyInfo &info() const { return family; }

@@ -34,6 +34,7 @@ void readCogVideoX(const JsonObject &config, ModelSpec &spec) {
   spec.ffnSize = 4 * spec.hiddenSize;
   readChannels(config, spec);
   spec.patch = readPatch(config, /*temporal=*/true);
+  spec.patchLinear = config.has("patch_size_t");
   spec.textEmbedDim = config.getInt("text_embed_dim", 1, kMax);
   spec.timeEmbedDim = config.getOptionalInt("time_embed_dim", 1, kMax).value_or(512);
   // time_proj is Timesteps(inner_dim, ...): as many sinusoidal features as
@@ -190,7 +191,11 @@ std::pair<Value, Value> cogBlock(GraphBuilder &g, Value img, Value txt,
 
 Value buildCogVideoX(GraphBuilder &g, const TransformerInputs &in) {
   const ModelSpec &spec = g.spec;
-  Value img = g.patchEmbed(in.latents, "patch_embed.proj");
+  // diffusers: nn.Conv2d per frame, or an nn.Linear on (C, pt, ph, pw) when
+  // patch_size_t is set (CogVideoX 1.5); proj_out is read as (C, [pt,] ph, pw).
+  Value img = g.patchEmbed(in.latents, "patch_embed.proj",
+                           spec.patchLinear ? PatchKernel::Linear : PatchKernel::Conv2d,
+                           FeatureOrder::ChannelsFirst);
   if (!spec.useRope) {
     // CogVideoXPatchEmbed adds a [max_text_seq_length + patches] table to
     // the joint sequence, zero on the text rows, so the text must fill

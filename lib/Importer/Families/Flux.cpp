@@ -43,7 +43,10 @@ void readFlux(const JsonObject &config, ModelSpec &spec) {
 }
 
 Value buildFlux(GraphBuilder &g, const TransformerInputs &in) {
-  Value img = g.patchEmbed(in.latents, "x_embedder");
+  // diffusers: an nn.Linear on latents packed as (C, ph, pw), unpacked the same
+  // way.
+  Value img = g.patchEmbed(in.latents, "x_embedder", PatchKernel::Linear,
+                           FeatureOrder::ChannelsFirst);
   // FluxTransformer2DModel.forward multiplies its guidance input by 1000
   // before embedding it. Its timestep input is the pipeline's t / 1000,
   // multiplied back the same way, so the plan's timestep (t) embeds as is.

@@ -90,7 +90,9 @@ Value tokenRefiner(GraphBuilder &g, Value text, Value timestep) {
 }
 
 Value buildHunyuanVideo(GraphBuilder &g, const TransformerInputs &in) {
-  Value img = g.patchEmbed(in.latents, "x_embedder.proj");
+  // diffusers: nn.Conv3d; proj_out is read as (C, pt, ph, pw).
+  Value img = g.patchEmbed(in.latents, "x_embedder.proj", PatchKernel::Conv3d,
+                           FeatureOrder::ChannelsFirst);
   Value temb = g.combinedTimestepTextEmbedding(in);
   Value txt = tokenRefiner(g, in.text, in.timestep);
   img = g.mmditBlocks(img, txt, temb, TextPosition::Suffix, /*varlen=*/true,

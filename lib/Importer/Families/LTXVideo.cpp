@@ -73,7 +73,10 @@ void readLTXVideo(const JsonObject &config, ModelSpec &spec) {
 
 Value buildLTXVideo(GraphBuilder &g, const TransformerInputs &in) {
   int64_t D = g.D;
-  Value img = g.patchEmbed(in.latents, "proj_in");
+  // diffusers: an nn.Linear on latents packed as (C, pt, ph, pw), unpacked the
+  // same way.
+  Value img = g.patchEmbed(in.latents, "proj_in", PatchKernel::Linear,
+                           FeatureOrder::ChannelsFirst);
   Value temb =
       g.timestepEmbedding(in.timestep, D, "time_embed.emb.timestep_embedder");
   Value txt = g.twoLayerProjection(in.text, D, "caption_projection",

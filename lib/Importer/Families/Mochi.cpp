@@ -116,7 +116,10 @@ std::pair<Value, Value> mochiBlock(GraphBuilder &g, Value img, Value txt,
 }
 
 Value buildMochi(GraphBuilder &g, const TransformerInputs &in) {
-  Value img = g.patchEmbed(in.latents, "patch_embed.proj");
+  // diffusers: PatchEmbed's nn.Conv2d per frame; proj_out is read as (ph, pw,
+  // C).
+  Value img = g.patchEmbed(in.latents, "patch_embed.proj", PatchKernel::Conv2d,
+                           FeatureOrder::ChannelsLast);
   // MochiCombinedTimestepCaptionEmbedding: the timestep embedding plus the
   // attention pooling of the text; the text stream is caption_proj's.
   Value temb = g.residual(

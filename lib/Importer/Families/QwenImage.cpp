@@ -44,7 +44,10 @@ void readQwenImage(const JsonObject &config, ModelSpec &spec) {
 }
 
 Value buildQwenImage(GraphBuilder &g, const TransformerInputs &in) {
-  Value img = g.patchEmbed(in.latents, "img_in");
+  // diffusers: an nn.Linear on latents packed as (C, ph, pw), unpacked the same
+  // way.
+  Value img = g.patchEmbed(in.latents, "img_in", PatchKernel::Linear,
+                           FeatureOrder::ChannelsFirst);
   // QwenTimestepProjEmbeddings: Timesteps(scale=1000) of the pipeline's
   // t / 1000, so the plan's timestep (t) embeds as is.
   Value temb = g.timestepEmbedding(in.timestep, g.D,

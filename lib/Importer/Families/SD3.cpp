@@ -53,9 +53,10 @@ void readSD3(const JsonObject &config, ModelSpec &spec) {
 }
 
 Value buildSD3(GraphBuilder &g, const TransformerInputs &in) {
-  // PatchEmbed: the Conv2d projection, then the centre crop of the
+  // PatchEmbed: the Conv2d projection (proj_out is read as (ph, pw, C)), then the centre crop of the
   // persistent position table.
-  Value img = g.patchEmbed(in.latents, "pos_embed.proj", "pos_embed.pos_embed");
+  Value img = g.patchEmbed(in.latents, "pos_embed.proj", PatchKernel::Conv2d,
+                           FeatureOrder::ChannelsLast, "pos_embed.pos_embed");
   Value temb = g.combinedTimestepTextEmbedding(in);
   Value txt = g.linear(in.text, g.D, "context_embedder");
   DualStreamStyle style;

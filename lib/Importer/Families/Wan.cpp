@@ -47,7 +47,9 @@ void readWan(const JsonObject &config, ModelSpec &spec) {
 
 Value buildWan(GraphBuilder &g, const TransformerInputs &in) {
   int64_t D = g.D;
-  Value img = g.patchEmbed(in.latents, "patch_embedding");
+  // diffusers: nn.Conv3d; proj_out is read as (pt, ph, pw, C).
+  Value img = g.patchEmbed(in.latents, "patch_embedding", PatchKernel::Conv3d,
+                           FeatureOrder::ChannelsLast);
   Value temb =
       g.timestepEmbedding(in.timestep, D, "condition_embedder.time_embedder");
   Value txt = g.twoLayerProjection(in.text, D, "condition_embedder.text_embedder",

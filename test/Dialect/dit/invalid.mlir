@@ -81,6 +81,22 @@ func.func @patch_tokens(%x: tensor<1x4x2x4x4xf32>) {
 
 // -----
 
+func.func @patch_conv2d_frames(%x: tensor<1x4x2x4x4xf32>) {
+  // expected-error @+1 {{has a conv2d kernel but a temporal patch of 2; a 2-d convolution patches one frame}}
+  %0 = dit.patch_embed %x {patch = array<i64: 2, 2, 2>, weight = "p", kernel = #dit<patch_kernel conv2d>} : tensor<1x4x2x4x4xf32> -> tensor<1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @patch_token_features(%x: tensor<1x4x18xf32>) {
+  // expected-error @+1 {{expects patch tokens of C * 4 features for patch 1x2x2, got 18}}
+  %0 = dit.patch_embed %x {patch = array<i64: 1, 2, 2>, weight = "p"} : tensor<1x4x18xf32> -> tensor<1x4x8xf32>
+  return
+}
+
+// -----
+
 func.func @patch_static(%x: tensor<1x4x?x4x4xf32>) {
   // expected-error @+1 {{operand #0 must be statically shaped tensor}}
   %0 = dit.patch_embed %x {patch = array<i64: 1, 2, 2>, weight = "p"} : tensor<1x4x?x4x4xf32> -> tensor<1x8x8xf32>

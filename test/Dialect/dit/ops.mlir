@@ -26,6 +26,10 @@ func.func @embeddings(%latents: tensor<1x4x2x4x4xf32>, %image: tensor<1x4x4x4xf3
   %x = dit.patch_embed %latents {patch = array<i64: 1, 2, 2>, weight = "patch_embedding"} : tensor<1x4x2x4x4xf32> -> tensor<1x8x8xf32>
   // CHECK: dit.patch_embed %{{.*}} {patch = array<i64: 1, 2, 2>, weight = "x_embedder"} : tensor<1x4x4x4xf32> -> tensor<1x4x8xf32>
   %y = dit.patch_embed %image {patch = array<i64: 1, 2, 2>, weight = "x_embedder"} : tensor<1x4x4x4xf32> -> tensor<1x4x8xf32>
+  // The diffusers module and the token feature order print when they are
+  // not the defaults (linear, channels_last).
+  // CHECK: dit.patch_embed %{{.*}} {features = #dit<feature_order channels_first>, kernel = #dit<patch_kernel conv3d>, patch = array<i64: 1, 2, 2>, weight = "x_embedder.proj"} : tensor<1x4x2x4x4xf32> -> tensor<1x8x8xf32>
+  %z = dit.patch_embed %latents {patch = array<i64: 1, 2, 2>, weight = "x_embedder.proj", kernel = #dit<patch_kernel conv3d>, features = #dit<feature_order channels_first>} : tensor<1x4x2x4x4xf32> -> tensor<1x8x8xf32>
   // CHECK: dit.timestep_embedding %{{.*}} {freq_dim = 16 : i64, weight = "time_embedder"} : tensor<1xf32> -> tensor<1x8xf32>
   %temb = dit.timestep_embedding %t {freq_dim = 16 : i64, weight = "time_embedder"} : tensor<1xf32> -> tensor<1x8xf32>
   // CHECK: dit.timestep_embedding %{{.*}} {freq_dim = 16 : i64, scale = 1.000000e+03 : f64, weight = "guidance_embedder"}

@@ -39,11 +39,12 @@ at::Tensor drawParameter(int64_t seed, const ParamSpec &spec, int64_t tpSize,
 std::string parameterStreamName(const std::string &expert, const std::string &name);
 
 /// Latent block `block` of the initial noise as patch tokens
-/// [B, S/blocks, pt*ph*pw*C]: the noise is drawn in latent layout
+/// [B, S/blocks, pt*ph*pw*C], features in the manifest's feature_order: the noise is drawn in latent layout
 /// [B, C, F, H, W] and patchified, so every split sees the same numbers.
 at::Tensor drawNoiseBlock(int64_t seed, const Manifest &manifest, int64_t block);
 
-/// Patch tokens [B, S, pt*ph*pw*C] back to latents [B, C, F, H, W].
+/// Patch tokens [B, S, pt*ph*pw*C] (features in the manifest's
+/// feature_order) back to latents [B, C, F, H, W].
 at::Tensor unpatchify(const at::Tensor &tokens, const Manifest &manifest);
 
 /// The inverse of unpatchify for one rank: latents [B, C, F, H, W] as patch

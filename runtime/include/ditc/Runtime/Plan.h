@@ -29,6 +29,13 @@ struct ParamSpec {
   std::vector<int64_t> segments;
   /// A row-parallel bias: only tp coordinate 0 adds it.
   bool onlyOnTpZero = false;
+  /// The shape a diffusers checkpoint stores it in, when that differs from
+  /// `shape` (a Conv3d patch embedding [D, C, pt, ph, pw] for [D, C*pt*ph*pw]);
+  /// empty when the checkpoint stores `shape` itself.
+  std::vector<int64_t> checkpointShape;
+  const std::vector<int64_t> &storedShape() const {
+    return checkpointShape.empty() ? shape : checkpointShape;
+  }
 };
 
 /// Op kinds, decoded once at load so the step loop never compares strings.
@@ -73,6 +80,10 @@ struct OpAttrs {
   // timestep_embedding
   int64_t freqDim = 0;
   double timestepScale = 1.0;
+  /// patch_embed on channels_last tokens: pt * ph * pw, the (P, C) features
+  /// of each token are transposed to (C, P) before the projection; 0 for
+  /// channels_first tokens, which the weight reads as they are.
+  int64_t patchVolume = 0;
   // adaln_modulation
   int64_t numChunks = 0;
   bool table = false;
@@ -151,6 +162,9 @@ struct Manifest {
   int64_t latentChannels = 0, textEmbedDim = 0, pooledDim = 0, experts = 1;
   std::vector<int64_t> patch; // [t, h, w]
   double boundaryRatio = 0.875;
+  /// model.checkpoint_config: each transformer component's config.json
+  /// without its "_" keys; empty for a plan compiled before it was recorded.
+  std::map<std::string, nlohmann::json> checkpointConfig;
   // workload
   int64_t batch = 1, latentFrames = 0, latentHeight = 0, latentWidth = 0;
   int64_t textTokens = 0, branches = 1, steps = 1;
@@ -160,6 +174,9 @@ struct Manifest {
   std::vector<ProgramEntry> programs;
   std::vector<std::string> latentsSplitOver;
   int64_t latentTokens = 0, latentFeatures = 0;
+  /// latents.feature_order: each token's features are (C, pt, ph, pw) when
+  /// true, (pt, ph, pw, C) otherwise (the family's unpatchify order).
+  bool channelsFirst = false;
 
   int64_t worldSize() const { return int64_t(ranks.size()); }
   int64_t axisSize(const std::string &axis) const;
