@@ -2,6 +2,7 @@
 #include "ditc/Runtime/Executor.h"
 #include "ditc/Runtime/Initializer.h"
 #include "ditc/Runtime/Kernels.h"
+#include "ditc/Runtime/Weights.h"
 
 #include <algorithm>
 #include <chrono>
@@ -31,25 +32,41 @@ std::string Executor::describe(const Op &op) const {
 // them and never re-checks on the step path.
 
 void Executor::materializeParameters(int64_t seed) {
-  if (drawnSeed == seed)
+  if (loaded || drawnSeed == seed)
     return;
   drawnSeed = seed;
+  int64_t tpSize = manifest.axisSize("tp");
+  int64_t tpIndex = manifest.ranks[rank].coords.at("tp");
+  placeParameters([&](const ParamSpec &spec) {
+    ParamSpec stream = spec;
+    stream.name = parameterStreamName(prog.expert, spec.name);
+    return drawParameter(seed, stream, tpSize, tpIndex);
+  });
+}
+
+void Executor::loadParameters(const checkpoint::TransformerWeights &weights) {
+  int64_t tpSize = manifest.axisSize("tp");
+  int64_t tpIndex = manifest.ranks[rank].coords.at("tp");
+  placeParameters([&](const ParamSpec &spec) {
+    return loadParameter(weights, spec, tpSize, tpIndex);
+  });
+  loaded = true;
+}
+
+void Executor::placeParameters(
+    const std::function<at::Tensor(const ParamSpec &)> &make) {
   parameterByName.clear();
   // Tables built from parameters (learned rope frequencies) go with them.
   ropeTables.clear();
   parameterByOp.clear();
-  int64_t tpSize = manifest.axisSize("tp");
-  int64_t tpIndex = manifest.ranks[rank].coords.at("tp");
   auto visit = [&](const Function &fn) {
     for (const Op &op : fn.ops) {
       std::vector<at::Tensor> tensors;
       for (const ParamSpec &spec : op.params) {
         auto it = parameterByName.find(spec.name);
         if (it == parameterByName.end()) {
-          ParamSpec stream = spec;
-          stream.name = parameterStreamName(prog.expert, spec.name);
-          at::Tensor t = drawParameter(seed, stream, tpSize, tpIndex)
-                             .to(at::TensorOptions(computeType).device(device));
+          at::Tensor t =
+              make(spec).to(at::TensorOptions(computeType).device(device));
           it = parameterByName.emplace(spec.name, t).first;
         }
         tensors.push_back(it->second);

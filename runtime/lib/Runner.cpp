@@ -4,6 +4,7 @@
 #include "ditc/Runtime/Initializer.h"
 #include "ditc/Runtime/Npy.h"
 #include "ditc/Runtime/Requests.h"
+#include "ditc/Runtime/Weights.h"
 #include "ditc/Support/AtomicFile.h"
 #include "ditc/Support/BadInput.h"
 #include "ditc/Support/ReadFile.h"
@@ -31,6 +32,7 @@ struct LoadedRank {
   Manifest manifest;
   std::vector<Program> programs; // program, then program_2
   std::vector<Request> requests; // this rank's replica's share, in order
+  std::shared_ptr<const checkpoint::Snapshot> weights; // --weights, checked
 };
 } // namespace
 
@@ -143,6 +145,18 @@ static LoadedRank load(const RunOptions &options) {
       loaded.programs.push_back(every.count(*id)
                                     ? every.at(*id)
                                     : loadRankProgram(m, *id, options.rank));
+  // The snapshot is checked against every program any rank runs when the
+  // folder holds them all, so the launcher refuses it once, before any rank
+  // starts; a bundle checks its own programs.
+  if (!options.weights.empty()) {
+    std::vector<const Program *> checked;
+    for (const auto &entry : every)
+      checked.push_back(&entry.second);
+    if (checked.empty())
+      for (const Program &p : loaded.programs)
+        checked.push_back(&p);
+    loaded.weights = openWeights(options.weights, m, checked);
+  }
   // Every request is checked by every rank before the rendezvous, so a bad
   // line stops the whole run before any work, whichever replica serves it.
   RequestDefaults defaults{options.seed, options.textEmbeds, options.latents,
@@ -255,13 +269,21 @@ struct StepTiming {
   double totalMs;
   std::map<std::string, double> commMs;
 };
+
+/// What --weights cost a rank: tensor bytes it read, header bytes, the
+/// tensor bytes of the components the plan runs, and the time.
+struct WeightsRead {
+  int64_t dataBytes = 0, headerBytes = 0, totalBytes = 0;
+  double ms = 0;
+};
 } // namespace
 
 static void printSummary(const Manifest &m, const RunOptions &options,
                          int64_t steps, const std::vector<StepTiming> &timings,
                          double setupMs, int64_t paramBytes, int64_t threads,
                          const std::vector<std::pair<std::string, std::vector<int64_t>>>
-                             &written) {
+                             &written,
+                         const WeightsRead *weights) {
   std::set<std::string> keys;
   for (const StepTiming &t : timings)
     for (const auto &c : t.commMs)
@@ -276,6 +298,15 @@ static void printSummary(const Manifest &m, const RunOptions &options,
               "on rank 0; %lld intra-op thread%s)\n",
               setupMs, paramBytes / 1048576.0, (long long)threads,
               threads == 1 ? "" : "s");
+  if (weights)
+    std::printf("weights %s: rank 0 read %.2f MiB of the checkpoint's %.2f MiB "
+                "(%.1f%%) and %.1f KiB of headers in %.1f ms\n",
+                escapeInvalidUtf8(options.weights).c_str(),
+                weights->dataBytes / 1048576.0, weights->totalBytes / 1048576.0,
+                weights->totalBytes ? 100.0 * double(weights->dataBytes) /
+                                          double(weights->totalBytes)
+                                    : 0.0,
+                weights->headerBytes / 1024.0, weights->ms);
   std::printf("%6s %10s %10s", "step", "total ms", "compute ms");
   for (const std::string &k : keys)
     std::printf(" %12s", ("comm " + k).c_str());
@@ -394,6 +425,27 @@ void runRank(const RunOptions &options) {
   std::vector<std::unique_ptr<Executor>> experts;
   for (const Program &p : loaded.programs)
     experts.push_back(std::make_unique<Executor>(m, rank, p, &comm, computeType));
+  // --weights: each rank reads its own slices, once, whatever the seed.
+  WeightsRead weightsRead;
+  if (loaded.weights) {
+    Clock::time_point loadStart = Clock::now();
+    std::set<std::string> components;
+    for (auto &executor : experts) {
+      const std::string &expert = executor->program().expert;
+      executor->loadParameters(loaded.weights->component(expert));
+      components.insert(expert);
+    }
+    for (const std::string &expert : components) {
+      const checkpoint::TransformerWeights &w = loaded.weights->component(expert);
+      weightsRead.headerBytes += w.headerBytes();
+      weightsRead.dataBytes += w.bytesRead() - w.headerBytes();
+    }
+    for (const std::string &expert : loaded.weights->components())
+      if (expert == "transformer" || m.experts == 2)
+        weightsRead.totalBytes += loaded.weights->component(expert).dataBytes();
+    weightsRead.ms =
+        std::chrono::duration<double, std::milli>(Clock::now() - loadStart).count();
+  }
   int64_t steps = options.steps > 0 ? options.steps : m.steps;
   auto device = at::TensorOptions(at::kFloat).device(comm.device());
   int64_t replica = m.ranks[rank].coords.at("dp");
@@ -408,7 +460,7 @@ void runRank(const RunOptions &options) {
   std::vector<std::pair<std::string, std::vector<int64_t>>> written;
   for (const Request &request : loaded.requests) {
     // Synthetic parameters are a function of the seed, as in a one-replica
-    // run of the same request.
+    // run of the same request (loaded ones stay as they are).
     for (auto &executor : experts)
       executor->materializeParameters(request.seed);
     // Step inputs: this rank's noise block, and the text of every branch.
@@ -499,7 +551,11 @@ void runRank(const RunOptions &options) {
   std::fflush(stdout);
   // Peak memory for the report: every rank's peak RSS and parameters, so
   // activations and workspace are their difference.
-  std::vector<std::vector<int64_t>> memory;
+  std::vector<std::vector<int64_t>> memory, read;
+  if (!options.report.empty() && loaded.weights)
+    read = comm.collectOnRankZero(
+        "weights-read", {weightsRead.dataBytes, weightsRead.headerBytes,
+                         int64_t(weightsRead.ms * 1000.0)});
   if (!options.report.empty()) {
     struct rusage usage {};
     ::getrusage(RUSAGE_SELF, &usage);
@@ -526,6 +582,16 @@ void runRank(const RunOptions &options) {
       report["peak_rss_mib"].push_back(double(m[0]) / 1048576.0);
       report["param_mib"].push_back(double(m[1]) / 1048576.0);
     }
+    if (loaded.weights) {
+      nlohmann::json w = {{"snapshot", escapeInvalidUtf8(options.weights)},
+                          {"checkpoint_bytes", weightsRead.totalBytes}};
+      for (const std::vector<int64_t> &r : read) {
+        w["bytes_read"].push_back(r[0]);
+        w["header_bytes_read"].push_back(r[1]);
+        w["load_ms"].push_back(double(r[2]) / 1000.0);
+      }
+      report["weights"] = std::move(w);
+    }
     for (const StepTiming &t : timings) {
       report["step_ms"].push_back(t.totalMs);
       report["comm_ms"].push_back(t.commMs);
@@ -533,7 +599,8 @@ void runRank(const RunOptions &options) {
     writeFileAtomically(options.report, report.dump(1) + "\n");
   }
   printSummary(m, options, steps, timings, setupMs,
-               experts.empty() ? 0 : experts[0]->parameterBytes(), threads, written);
+               experts.empty() ? 0 : experts[0]->parameterBytes(), threads, written,
+               loaded.weights ? &weightsRead : nullptr);
 }
 
 } // namespace ditc::runtime

@@ -151,6 +151,9 @@ MODELS = [
 ]
 
 
+WRITER = os.path.join(os.path.dirname(HERE), "lib", "snapshot.py")
+
+
 def shrink(source, dest, edits):
     """Copies the snapshot folder `source` to `dest` and applies `edits` to
     every transformer config in it (transformer/, transformer_2/)."""
@@ -207,11 +210,20 @@ def check_model(args, name, edits, workload, configs):
     try:
         label = f"{name} one-rank"
         run(log, label, [args.ditc, "compile", model, *flags, "-o", plan1])
+        weights = []
+        if args.weights:
+            # One snapshot, written from the one-rank plan, for every run.
+            snapshot = os.path.join(work, "snapshot")
+            shutil.rmtree(snapshot, ignore_errors=True)
+            run(log, label, [sys.executable, WRITER, plan1, snapshot, "--dtype",
+                             args.weights, "--shards", str(args.shards), "--seed", "7"])
+            weights = ["--weights", snapshot]
+            run_flags += weights
         run(log, label, [args.dit_run, plan1, "--nproc", "1", "--output", one, *run_flags])
         # simulate_plan.py exits 1 on a mismatch, after printing the error.
         result = run(log, label, [sys.executable, simulate, plan1, "--runtime-output", one,
                                   "--steps", str(args.steps), "--tolerance",
-                                  str(args.tolerance)], allowed=(0, 1))
+                                  str(args.tolerance), *weights], allowed=(0, 1))
         out = result.stdout
         match = re.search(r"max relative error (\S+) over \d+ values: (\w+)", out)
         if not match:
@@ -263,6 +275,12 @@ def main():
                         help="models checked at a time (a dit-run spends much of "
                              "its life starting up and meeting its peers)")
     parser.add_argument("--only", action="append", default=[])
+    parser.add_argument("--weights", choices=["f32", "f16", "bf16"],
+                        help="every run loads a snapshot of random values in this "
+                             "dtype (test/lib/snapshot.py) with dit-run --weights, "
+                             "and the float64 reference reads the same values")
+    parser.add_argument("--shards", type=int, default=1,
+                        help="with --weights: shard files per transformer")
     parser.add_argument("--workload", default="",
                         help="extra workload flags for every model (--batch-size 2)")
     parser.add_argument("--config", action="append", default=[])

@@ -11,7 +11,9 @@ with the one-rank run's:
 It also checks the one-rank run against the float64 NumPy execution of the
 same plan (simulate_plan.py), so the runtime's op semantics are checked
 against an independent implementation, and (--repeat) that a second run of
-a plan gives identical bytes.
+a plan gives identical bytes. With --weights, every run loads one
+snapshot of random values (test/lib/snapshot.py), and the float64 execution
+reads the same values.
 
 Each configuration prints one line with the largest error it saw.
 
@@ -30,6 +32,8 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "Executable"))
 import simulate_plan  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
+import snapshot as snapshot_writer  # noqa: E402
 from compare import relative_error, replica0_output, world_size  # noqa: E402
 
 
@@ -55,23 +59,43 @@ def main():
                              "that the comparison catches a difference)")
     parser.add_argument("--repeat", action="append", default=[],
                         help="configuration names to run twice")
+    parser.add_argument("--weights", choices=["f32", "f16", "bf16"],
+                        help="run every plan with dit-run --weights on a snapshot "
+                             "of random values in this dtype (test/lib/snapshot.py), "
+                             "written from the one-rank plan")
+    parser.add_argument("--shards", type=int, default=1,
+                        help="with --weights: shard files per transformer")
     parser.add_argument("configs", nargs="*")
     args = parser.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
     workload = shlex.split(args.workload)
 
+    snapshot = os.path.join(args.workdir, "snapshot")
+    loaded = None
+
     def compile_and_run(name, flags, seed=args.seed):
+        nonlocal loaded
         plan = os.path.join(args.workdir, name)
         out = os.path.join(args.workdir, name + ".npy")
         subprocess.run(["rm", "-rf", plan], check=True)
         run([args.ditc, "compile", args.model, *workload, *flags, "-o", plan])
+        weights = []
+        if args.weights:
+            if loaded is None:  # the one-rank plan lists every parameter
+                subprocess.run(["rm", "-rf", snapshot], check=True)
+                loaded = snapshot_writer.write_snapshot(
+                    plan, snapshot, args.weights, args.shards, "random", 7)
+            weights = ["--weights", snapshot]
         run([args.dit_run, plan, "--nproc", str(world_size(plan)), "--output", out,
-             "--steps", str(args.steps), "--seed", str(seed), "--timeout", "60"])
+             "--steps", str(args.steps), "--seed", str(seed), "--timeout", "60",
+             *weights])
         return plan, replica0_output(plan, out)
 
     plan1, out1 = compile_and_run("one-rank", [])
     reference = np.load(out1)
-    simulated = simulate_plan.simulate(plan1, args.steps, args.seed)
+    simulated = simulate_plan.simulate(
+        plan1, args.steps, args.seed,
+        snapshot_writer.stream_weights(loaded) if loaded else None)
     manifest1 = simulate_plan.json.load(open(os.path.join(plan1, "manifest.json")))
     error = relative_error(simulate_plan.patchify(
         reference, manifest1["model"]["patch"], simulate_plan.channels_first(manifest1)),
@@ -104,7 +128,8 @@ def main():
         if name in args.repeat:
             again = out + ".again.npy"
             run([args.dit_run, plan, "--nproc", str(world_size(plan)), "--output",
-                 again, "--steps", str(args.steps), "--seed", str(seed)])
+                 again, "--steps", str(args.steps), "--seed", str(seed),
+                 *(["--weights", snapshot] if args.weights else [])])
             repeat_ok = np.load(replica0_output(plan, again)).tobytes() == latents.tobytes()
             print(f"{args.model} {name} run twice: "
                   f"{'identical bytes' if repeat_ok else 'DIFFERENT bytes'}")

@@ -3,7 +3,7 @@
 //   dit-run PLAN_DIR --nproc N (--output OUT.npy | --requests FILE.jsonl)
 //           [--steps K] [--seed S] [--dtype float32|bfloat16] [--timeout SEC]
 //           [--backend gloo|nccl] [--text-embeds FILE.npy] [--latents FILE.npy]
-//           [--threads T] [--report FILE.json]
+//           [--threads T] [--report FILE.json] [--weights SNAPSHOT_DIR]
 //
 // With --nproc, starts N local ranks on loopback. Without it, runs one rank
 // from torchrun-style variables (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR,
@@ -30,7 +30,7 @@ static const char *const kUsage =
     "usage: dit-run PLAN_DIR (--output OUT.npy | --requests FILE.jsonl) [--nproc N]\n"
     "               [--steps K] [--seed S] [--dtype float32|bfloat16] [--timeout SEC]\n"
     "               [--backend gloo|nccl] [--text-embeds FILE.npy] [--latents FILE.npy]\n"
-    "               [--threads T] [--report FILE.json]\n"
+    "               [--threads T] [--report FILE.json] [--weights SNAPSHOT_DIR]\n"
     "  PLAN_DIR         a folder written by `ditc compile` (or one rank-<r>/ bundle)\n"
     "  --output OUT.npy the final latents [B, C, F, H, W]; with dp > 1, replica i\n"
     "                   serves seed + i and writes OUT.dp<i>.npy\n"
@@ -38,6 +38,9 @@ static const char *const kUsage =
     "                   \"latents\", \"output\"}, served round-robin by the dp replicas\n"
     "  --text-embeds F  text embeddings [branches, B, T, E] (default: drawn from the seed)\n"
     "  --latents F      initial noise [B, C, F, H, W] (default: drawn from the seed)\n"
+    "  --weights DIR    the parameters from a diffusers snapshot (a pipeline folder or a\n"
+    "                   transformer folder); each rank reads only its slices\n"
+    "                   (default: drawn from the seed)\n"
     "  --nproc N        start N local ranks on loopback; without it, run one rank from\n"
     "                   RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (torchrun)\n"
     "exit codes: 0 done, 1 run failure, 2 bad input\n";
@@ -81,7 +84,7 @@ int main(int argc, char **argv) {
     ArgParser parser("dit-run");
     for (const char *flag : {"--nproc", "--output", "--steps", "--seed", "--dtype",
                              "--timeout", "--backend", "--text-embeds", "--threads",
-                             "--report", "--latents", "--requests"})
+                             "--report", "--latents", "--requests", "--weights"})
       parser.addOption(flag);
     parser.parse(args);
     parser.expectPositionals(1, "PLAN_DIR");
@@ -102,6 +105,9 @@ int main(int argc, char **argv) {
     options.latents = parser.get("--latents").value_or("");
     options.requestsFile = parser.get("--requests").value_or("");
     options.report = parser.get("--report").value_or("");
+    options.weights = parser.get("--weights").value_or("");
+    while (options.weights.size() > 1 && options.weights.back() == '/')
+      options.weights.pop_back();
     std::string dtype = parser.get("--dtype").value_or("float32");
     if (dtype != "float32" && dtype != "bfloat16")
       throw BadInput("--dtype is '" + dtype + "'; expected float32 or bfloat16");

@@ -13,8 +13,11 @@
 #include "ditc/Runtime/Communicator.h"
 #include "ditc/Runtime/Plan.h"
 
+#include "ditc/Checkpoint/Snapshot.h"
+
 #include <ATen/ATen.h>
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <unordered_map>
@@ -29,6 +32,10 @@ public:
   /// Draws this rank's slice of every parameter the program reads from
   /// `seed`; again only when a request brings another seed.
   void materializeParameters(int64_t seed);
+  /// Reads this rank's slice of every parameter the program reads from
+  /// `weights` (the program's expert of a snapshot openWeights checked),
+  /// once; materializeParameters then keeps them whatever the seed.
+  void loadParameters(const checkpoint::TransformerWeights &weights);
   /// Bytes of parameters this rank holds.
   int64_t parameterBytes() const;
 
@@ -58,6 +65,9 @@ private:
                                 const std::vector<at::Tensor> &in,
                                 at::ScalarType frameType, bool lastStep,
                                 int depth);
+  /// Makes every parameter the program reads with `make` (float32, this
+  /// rank's slice), once per name, in the compute dtype on the device.
+  void placeParameters(const std::function<at::Tensor(const ParamSpec &)> &make);
   const std::vector<at::Tensor> &params(const Op &op);
   at::Tensor norm(const Op &op, const at::Tensor &x);
   /// SD3's patch embedding: the projection plus the cropped table rows.
@@ -77,6 +87,7 @@ private:
   at::ScalarType computeType;
   at::Device device;
   std::optional<int64_t> drawnSeed;
+  bool loaded = false; // parameters came from a checkpoint
   std::map<std::string, at::Tensor> parameterByName;
   std::unordered_map<const Op *, std::vector<at::Tensor>> parameterByOp;
   struct RopeTable {

@@ -18,6 +18,7 @@ struct RunOptions {
   std::string latents;    // optional .npy initial noise, [B, C, F, H, W]
   std::string requestsFile; // optional JSONL, one request per line (Requests.h)
   std::string report;     // optional JSON of rank 0's per-step timings
+  std::string weights;    // optional diffusers snapshot (Weights.h); else seeded
   int64_t rank = 0, worldSize = 1;
   int64_t threads = 0; // 0: defaultThreads()
   RendezvousOptions rendezvous;

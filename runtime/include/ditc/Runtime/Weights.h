@@ -1,0 +1,44 @@
+//===- Weights.h - a plan's parameters from a diffusers snapshot -*- C++ -*-===//
+//
+// dit-run --weights DIR reads the plan's parameters from a diffusers
+// snapshot instead of drawing them from the seed. Everything that can be
+// wrong with the snapshot is found before the rendezvous (exit 2): its
+// layout, every weights file's header and offsets (ditc/Checkpoint), each
+// transformer's config.json against the plan's model.checkpoint_config, and
+// every parameter any rank reads: present, with its checkpoint shape. A
+// rank then reads only the bytes of its own slices (Initializer.h's split,
+// with pread), converted to float and then to the compute dtype.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DITC_RUNTIME_WEIGHTS_H
+#define DITC_RUNTIME_WEIGHTS_H
+
+#include "ditc/Checkpoint/Snapshot.h"
+#include "ditc/Runtime/Plan.h"
+
+#include <ATen/ATen.h>
+
+#include <memory>
+
+namespace ditc::runtime {
+
+/// Opens the snapshot `dir` and checks it against `manifest` and the
+/// `programs` (every program any rank runs, or this rank's): each
+/// component's config.json must equal model.checkpoint_config (every
+/// differing field is named with both values), and every parameter must be
+/// stored under its name with its checkpoint shape. Throws BadInput naming
+/// the file, the tensor and the field.
+std::shared_ptr<const checkpoint::Snapshot>
+openWeights(const std::string &dir, const Manifest &manifest,
+            const std::vector<const Program *> &programs);
+
+/// This rank's slice of `spec` from `weights` (float32): the slice the
+/// plan's split gives tp coordinate `tpIndex` of `tpSize`, read as
+/// contiguous spans; zero, and nothing read, for a row-parallel bias off tp
+/// coordinate 0.
+at::Tensor loadParameter(const checkpoint::TransformerWeights &weights,
+                         const ParamSpec &spec, int64_t tpSize, int64_t tpIndex);
+
+} // namespace ditc::runtime
+
+#endif // DITC_RUNTIME_WEIGHTS_H
