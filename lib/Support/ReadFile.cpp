@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -64,8 +65,21 @@ RegularFile::RegularFile(const std::string &path, int64_t maxBytes,
 }
 
 RegularFile::~RegularFile() {
+  if (mapping)
+    ::munmap(mapping, size_t(bytes));
   if (fd >= 0)
     ::close(fd);
+}
+
+const char *RegularFile::map() const {
+  if (!mapping && bytes > 0) {
+    void *address = ::mmap(nullptr, size_t(bytes), PROT_READ, MAP_SHARED, fd, 0);
+    if (address == MAP_FAILED)
+      throw BadInput(escapeInvalidUtf8(name) + ": cannot be mapped (" + what +
+                     "): " + std::strerror(errno));
+    mapping = address;
+  }
+  return static_cast<const char *>(mapping);
 }
 
 void RegularFile::readAt(int64_t offset, int64_t count, char *out) const {

@@ -168,31 +168,32 @@ TEST(SafeTensors, RefusesBrokenFiles) {
 } // namespace
 
 namespace {
-// Two-byte types widen in place in the caller's buffer; every element of a
-// long read, at any offset, must come out as the scalar conversion says.
+// Two-byte types widen in place in the caller's buffer, a 4096-element chunk
+// at a time; every element of a read spanning three chunks, at any offset,
+// must come out as the scalar conversion says.
 TEST(SafeTensors, WidensLongTwoByteReadsInPlace) {
   std::string data;
-  for (int i = 0; i < 1000; ++i) {
+  for (int i = 0; i < 10000; ++i) {
     uint16_t half = uint16_t(0x3c00 + i), bf = uint16_t(0x3f80 + i);
     data.append(reinterpret_cast<const char *>(&half), 2);
     data.append(reinterpret_cast<const char *>(&bf), 2);
   }
   std::string halves, bfloats;
-  for (int i = 0; i < 1000; ++i) {
+  for (int i = 0; i < 10000; ++i) {
     halves += data.substr(4 * i, 2);
     bfloats += data.substr(4 * i + 2, 2);
   }
   nlohmann::json header = {
-      {"h", {{"dtype", "F16"}, {"shape", {1000}}, {"data_offsets", {0, 2000}}}},
-      {"b", {{"dtype", "BF16"}, {"shape", {1000}}, {"data_offsets", {2000, 4000}}}}};
+      {"h", {{"dtype", "F16"}, {"shape", {10000}}, {"data_offsets", {0, 20000}}}},
+      {"b", {{"dtype", "BF16"}, {"shape", {10000}}, {"data_offsets", {20000, 40000}}}}};
   SafeTensorsFile file(writeFile("long.safetensors", header.dump(), halves + bfloats));
-  std::vector<float> out(997);
-  file.readFloats(*file.find("h"), 3, 997, out.data());
-  for (int i = 0; i < 997; ++i)
+  std::vector<float> out(9997);
+  file.readFloats(*file.find("h"), 3, 9997, out.data());
+  for (int i = 0; i < 9997; ++i)
     ASSERT_EQ(out[size_t(i)], halfToFloat(uint16_t(0x3c00 + 3 + i))) << i;
-  file.readFloats(*file.find("b"), 3, 997, out.data());
-  for (int i = 0; i < 997; ++i)
+  file.readFloats(*file.find("b"), 3, 9997, out.data());
+  for (int i = 0; i < 9997; ++i)
     ASSERT_EQ(out[size_t(i)], bfloat16ToFloat(uint16_t(0x3f80 + 3 + i))) << i;
-  EXPECT_EQ(file.bytesRead(), 8 + int64_t(header.dump().size()) + 2 * 997 * 2);
+  EXPECT_EQ(file.bytesRead(), 8 + int64_t(header.dump().size()) + 2 * 9997 * 2);
 }
 } // namespace

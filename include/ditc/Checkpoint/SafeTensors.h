@@ -65,6 +65,14 @@ public:
   void readFloats(const StoredTensor &tensor, int64_t first, int64_t count,
                   float *out) const;
 
+  /// The first byte of `tensor` in the file mapped read-only, or nullptr
+  /// when its data is not aligned for its element type (then read it with
+  /// readFloats). Valid while this object lives and the file is unchanged.
+  /// Mapping counts nothing; a caller that uses part of it says how much
+  /// with noteRead.
+  const char *mapped(const StoredTensor &tensor) const;
+  void noteRead(int64_t bytes) const { readSoFar += bytes; }
+
   /// Bytes read from the file so far, header included.
   int64_t bytesRead() const { return readSoFar; }
   /// Bytes before the data: the 8-byte length and the JSON header, all of

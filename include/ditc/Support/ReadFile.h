@@ -47,12 +47,18 @@ public:
   void readAt(int64_t offset, int64_t count, char *out) const;
   /// The whole file.
   std::string readAll() const;
+  /// The whole file mapped read-only (once; unmapped with the object), for
+  /// readers that use large files in place. Accessing the mapping after the
+  /// file shrank raises SIGBUS, so callers validate offsets first and
+  /// document that the file must not change while mapped.
+  const char *map() const;
 
 private:
   std::string name;
   std::string what;
   int fd = -1;
   int64_t bytes = 0;
+  mutable void *mapping = nullptr;
 };
 
 /// Reads a whole regular file of at most `maxBytes`.
