@@ -47,8 +47,10 @@ void Executor::materializeParameters(int64_t seed) {
 void Executor::loadParameters(const checkpoint::TransformerWeights &weights) {
   int64_t tpSize = manifest.axisSize("tp");
   int64_t tpIndex = manifest.ranks[rank].coords.at("tp");
+  // float32 on the CPU: F32 tensors are used in place, in the mapped file.
+  bool inPlace = computeType == at::kFloat && device.is_cpu();
   placeParameters([&](const ParamSpec &spec) {
-    return loadParameter(weights, spec, tpSize, tpIndex);
+    return loadParameter(weights, spec, tpSize, tpIndex, inPlace);
   });
   loaded = true;
 }

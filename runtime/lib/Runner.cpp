@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 #include <chrono>
 #include <climits>
+#include <ctime>
 #include <cstdlib>
 #include <cstdio>
 #include <set>
@@ -275,7 +276,15 @@ struct StepTiming {
 struct WeightsRead {
   int64_t dataBytes = 0, headerBytes = 0, totalBytes = 0;
   double ms = 0;
+  double cpuMs = 0; // this thread's CPU time: on a shared host, ms - cpuMs waited
 };
+
+/// This thread's CPU time in milliseconds.
+static double threadCpuMs() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) * 1e3 + double(t.tv_nsec) / 1e6;
+}
 } // namespace
 
 static void printSummary(const Manifest &m, const RunOptions &options,
@@ -429,6 +438,7 @@ void runRank(const RunOptions &options) {
   WeightsRead weightsRead;
   if (loaded.weights) {
     Clock::time_point loadStart = Clock::now();
+    double cpuStart = threadCpuMs();
     std::set<std::string> components;
     for (auto &executor : experts) {
       const std::string &expert = executor->program().expert;
@@ -443,6 +453,7 @@ void runRank(const RunOptions &options) {
     for (const std::string &expert : loaded.weights->components())
       if (expert == "transformer" || m.experts == 2)
         weightsRead.totalBytes += loaded.weights->component(expert).dataBytes();
+    weightsRead.cpuMs = threadCpuMs() - cpuStart;
     weightsRead.ms =
         std::chrono::duration<double, std::milli>(Clock::now() - loadStart).count();
   }
@@ -555,7 +566,8 @@ void runRank(const RunOptions &options) {
   if (!options.report.empty() && loaded.weights)
     read = comm.collectOnRankZero(
         "weights-read", {weightsRead.dataBytes, weightsRead.headerBytes,
-                         int64_t(weightsRead.ms * 1000.0)});
+                         int64_t(weightsRead.ms * 1000.0),
+                         int64_t(weightsRead.cpuMs * 1000.0)});
   if (!options.report.empty()) {
     struct rusage usage {};
     ::getrusage(RUSAGE_SELF, &usage);
@@ -589,6 +601,7 @@ void runRank(const RunOptions &options) {
         w["bytes_read"].push_back(r[0]);
         w["header_bytes_read"].push_back(r[1]);
         w["load_ms"].push_back(double(r[2]) / 1000.0);
+        w["load_cpu_ms"].push_back(double(r[3]) / 1000.0);
       }
       report["weights"] = std::move(w);
     }

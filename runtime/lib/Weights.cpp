@@ -92,16 +92,39 @@ openWeights(const std::string &dir, const Manifest &m,
 }
 
 at::Tensor loadParameter(const TransformerWeights &weights, const ParamSpec &spec,
-                         int64_t tpSize, int64_t tpIndex) {
+                         int64_t tpSize, int64_t tpIndex, bool inPlace) {
   std::vector<int64_t> shape = spec.shape;
   if (spec.onlyOnTpZero && tpIndex != 0)
     return at::zeros(shape, at::kFloat);
+  TensorLocation where = weights.locate(spec.name);
+  const char *base = inPlace && where.tensor->type == checkpoint::StoredType::F32
+                         ? where.file->mapped(*where.tensor)
+                         : nullptr;
+  if (base) {
+    // The stored float32 tensor used in place, in the plan's shape (a
+    // row-major reshape of the stored one): the slice of one segment is a
+    // strided view, that of several segments a copy of the slice alone.
+    at::Tensor full = at::from_blob(const_cast<char *>(base), spec.shape, at::kFloat);
+    at::Tensor slice = full;
+    if (spec.splitDim >= 0 && tpSize > 1) {
+      std::vector<at::Tensor> pieces;
+      int64_t start = 0;
+      for (int64_t width : spec.segments) {
+        int64_t chunk = width / tpSize;
+        pieces.push_back(full.narrow(spec.splitDim, start + tpIndex * chunk, chunk));
+        start += width;
+      }
+      slice = pieces.size() == 1 ? pieces[0] : at::cat(pieces, spec.splitDim);
+    }
+    where.file->noteRead(slice.numel() * 4);
+    return slice;
+  }
   if (spec.splitDim >= 0)
     shape[size_t(spec.splitDim)] /= tpSize;
   at::Tensor out = at::empty(shape, at::kFloat);
   // The plan's shape is a row-major reshape of the stored one, so flat
   // indices agree and the spans apply to the stored tensor as they are.
-  checkpoint::readSpans(weights.locate(spec.name),
+  checkpoint::readSpans(where,
                         checkpoint::sliceSpans(spec.shape, spec.splitDim,
                                                spec.segments, tpSize, tpIndex),
                         out.data_ptr<float>());

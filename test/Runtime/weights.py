@@ -11,9 +11,11 @@ fails):
             loader maps every name, slice and layout as the plan means it.
   requests  --requests with --weights: each request's output is the
             single run of the same seed with the same weights.
-  bytes     tp2 and pp2 with --report: every rank reads exactly the bytes
-            of its own slices (from the plan's params), and the share of the
-            checkpoint's block weights it reads (about half).
+  bytes     tp2 and pp2 with --report, bf16 (read and widened) and f32 (used
+            in place in the mapped file): every rank reads exactly the bytes
+            of its own slices (from the plan's params), about half the
+            checkpoint's block weights, and its run matches the one-rank
+            loaded run (pp bitwise, tp within 1e-5).
   bad       broken snapshots: each exits 2 before any work, names the file
             and the tensor or field, and leaves no output.
 """
@@ -24,6 +26,8 @@ import shutil
 import struct
 import subprocess
 import sys
+
+import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
@@ -145,25 +149,38 @@ class Checks:
         return total, blocks
 
     def bytes(self):
-        snap = self.snapshot("bytes-snapshot", dtype="bf16", shards=2, seed=3)
-        _, table = snapshot.parameters(self.plan("one-rank"))
-        block_total = sum(2 * int(__import__("math").prod(shape))
-                          for name, (shape, _) in table["transformer"].items()
-                          if name.startswith("blocks."))
-        for name, flags in [("tp2", ["--tp-size", "2"]), ("pp2", ["--pp-size", "2"])]:
-            plan = self.plan(name, flags)
-            report = os.path.join(self.args.workdir, name + ".json")
-            out = os.path.join(self.args.workdir, name + ".npy")
-            self.dit_run(plan, out, "--weights", snap, "--report", report, nproc=2)
-            weights = json.load(open(report))["weights"]
-            for rank, read in enumerate(weights["bytes_read"]):
-                total, blocks = self.expected_bytes(plan, rank, 2)
-                self.say(f"{name} rank {rank} read {read} of {weights['checkpoint_bytes']} "
-                         f"checkpoint bytes ({100 * read / weights['checkpoint_bytes']:.0f}%), "
-                         f"{100 * blocks / block_total:.0f}% of the block weights; its "
-                         f"slices hold {total}", read == total)
-                self.say(f"{name} rank {rank} reads about half the block weights",
-                         0.4 <= blocks / block_total <= 0.6)
+        # bf16 is read with pread and widened; f32 in a float32 run is used in
+        # place, in the mapped file (a tp column slice is a strided view).
+        # Both count exactly the bytes of the rank's slices, and the f32 runs
+        # must still match the one-rank run (cfg/pp bitwise, tp within 1e-5).
+        for dtype, itemsize in [("bf16", 2), ("f32", 4)]:
+            snap = self.snapshot(f"bytes-{dtype}", dtype=dtype, shards=2, seed=3)
+            _, table = snapshot.parameters(self.plan("one-rank"))
+            block_total = sum(itemsize * int(np.prod(shape))
+                              for name, (shape, _) in table["transformer"].items()
+                              if name.startswith("blocks."))
+            one = os.path.join(self.args.workdir, f"one-{dtype}.npy")
+            self.dit_run(self.plan("one-rank"), one, "--weights", snap)
+            for name, flags in [("tp2", ["--tp-size", "2"]), ("pp2", ["--pp-size", "2"])]:
+                plan = self.plan(name, flags)
+                report = os.path.join(self.args.workdir, name + ".json")
+                out = os.path.join(self.args.workdir, name + ".npy")
+                self.dit_run(plan, out, "--weights", snap, "--report", report, nproc=2)
+                weights = json.load(open(report))["weights"]
+                for rank, read in enumerate(weights["bytes_read"]):
+                    total, blocks = self.expected_bytes(plan, rank, itemsize)
+                    self.say(f"{dtype} {name} rank {rank} read {read} of "
+                             f"{weights['checkpoint_bytes']} checkpoint bytes "
+                             f"({100 * read / weights['checkpoint_bytes']:.0f}%), "
+                             f"{100 * blocks / block_total:.0f}% of the block weights; "
+                             f"its slices hold {total}", read == total)
+                    self.say(f"{dtype} {name} rank {rank} reads about half the block weights",
+                             0.4 <= blocks / block_total <= 0.6)
+                a, b = np.load(out), np.load(one)
+                error = float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
+                same = a.tobytes() == b.tobytes()
+                self.say(f"{dtype} {name} loaded run vs one-rank loaded run: max relative "
+                         f"error {error:.1e}", same if name == "pp2" else error <= 1e-5)
 
     def bad(self):
         plan = self.plan("one-rank")
