@@ -669,6 +669,12 @@ private:
                                 " entries, expected [t, h, w]");
       if (!channelsFirst(attrs, "features", attrs.getOptionalString("features")))
         a.patchVolume = patch[0] * patch[1] * patch[2];
+      if (attrs.has("pos_embed_max_size")) {
+        a.posEmbedMaxSize = attrs.getInt("pos_embed_max_size", 1, 1 << 16);
+        a.grid = triple(attrs, "grid", 1, kMaxValueElements);
+        a.sequenceShards =
+            attrs.getOptionalInt("sequence_shards", 1, 1 << 20).value_or(1);
+      }
       break;
     }
     case OpKind::TimestepEmbedding:
@@ -677,14 +683,6 @@ private:
         attrs.fail("freq_dim", "is " + std::to_string(a.freqDim) +
                                    "; the sinusoidal embedding needs an even size");
       a.timestepScale = attrs.getOptionalDouble("scale", 1.0, 1e-6, 1e6);
-      break;
-    case OpKind::PatchEmbed:
-      if (attrs.has("pos_embed_max_size")) {
-        a.posEmbedMaxSize = attrs.getInt("pos_embed_max_size", 1, 1 << 16);
-        a.grid = triple(attrs, "grid", 1, kMaxValueElements);
-        a.sequenceShards =
-            attrs.getOptionalInt("sequence_shards", 1, 1 << 20).value_or(1);
-      }
       break;
     case OpKind::AdalnModulation:
       a.table = attrs.getOptionalBool("table", false);
