@@ -129,6 +129,28 @@ TEST(Snapshot, ReadsATransformerFolderAlone) {
   }
 }
 
+// huggingface_hub's cache links every file of a snapshot into its blobs/
+// folder; such links are followed, and what they reach must be a regular
+// file (a link to a folder is refused like the folder itself).
+TEST(Snapshot, FollowsHubCacheLinks) {
+  std::string dir = freshDir();
+  ::mkdir((dir + "/blobs").c_str(), 0755);
+  ::mkdir((dir + "/snapshot").c_str(), 0755);
+  writeText(dir + "/blobs/config", "{}");
+  writeTensors(dir + "/blobs/weights", {{"w", {2, 3}}});
+  ASSERT_EQ(::symlink("../blobs/config", (dir + "/snapshot/config.json").c_str()), 0);
+  ASSERT_EQ(::symlink("../blobs/weights", (dir + "/snapshot/" + kWeightsFile).c_str()), 0);
+  Snapshot snapshot(dir + "/snapshot");
+  float out[6];
+  readSpans(snapshot.component("transformer").locate("w"), {{0, 6}}, out);
+  EXPECT_EQ(out[5], 5.0f);
+  ::unlink((dir + "/snapshot/" + kWeightsFile).c_str());
+  ASSERT_EQ(::symlink("../blobs", (dir + "/snapshot/" + kWeightsFile).c_str()), 0);
+  EXPECT_NE(refusal(dir + "/snapshot").find("is a folder, expected a regular safetensors file"),
+            std::string::npos)
+      << refusal(dir + "/snapshot");
+}
+
 TEST(Snapshot, RefusesBrokenLayouts) {
   std::string empty = freshDir();
   EXPECT_NE(refusal(empty).find("neither model_index.json"), std::string::npos);
