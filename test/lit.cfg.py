@@ -36,6 +36,10 @@ config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "I
 # rsvg-convert (librsvg2-bin) renders a plan's layout.svg to PNG.
 if shutil.which("rsvg-convert"):
     config.available_features.add("rsvg-convert")
+# An ASan build reserves terabytes of shadow address space, so a test that
+# limits the address space (ulimit -v) cannot run in it.
+if getattr(config, "ditc_sanitize", "") in ("ON", "1", "TRUE", "True"):
+    config.available_features.add("sanitizers")
 if config.ditc_runtime in ("ON", "1", "TRUE", "True"):
     config.available_features.add("runtime")
     llvm_config.add_tool_substitutions(["dit-run"], [config.ditc_tools_dir])

@@ -339,6 +339,13 @@ Manifest loadManifest(const std::string &dir) {
         entry.sha256.find_first_not_of("0123456789abcdef") != std::string::npos)
       p.fail("sha256", "is '" + escapeInvalidUtf8(entry.sha256.substr(0, 80)) +
                            "'; expected 64 lowercase hex digits");
+    if (p.has("per_step")) {
+      // Read for the memory check before loading (MemoryCheck.h), which
+      // sums them with saturating arithmetic.
+      JsonObject step = p.getObject("per_step");
+      entry.paramBytes = step.getInt("param_bytes", 0, int64_t(1) << 62);
+      entry.activationBytes = step.getInt("activation_bytes", 0, int64_t(1) << 62);
+    }
     for (const ProgramEntry &other : m.programs)
       if (other.id == entry.id)
         p.fail("id", "is '" + escapeInvalidUtf8(entry.id) +

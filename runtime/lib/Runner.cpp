@@ -2,6 +2,7 @@
 #include "ditc/Runtime/Runner.h"
 #include "ditc/Runtime/Executor.h"
 #include "ditc/Runtime/Initializer.h"
+#include "ditc/Runtime/MemoryCheck.h"
 #include "ditc/Runtime/Npy.h"
 #include "ditc/Runtime/Requests.h"
 #include "ditc/Runtime/Weights.h"
@@ -34,6 +35,9 @@ struct LoadedRank {
   std::vector<Program> programs; // program, then program_2
   std::vector<Request> requests; // this rank's replica's share, in order
   std::shared_ptr<const checkpoint::Snapshot> weights; // --weights, checked
+  /// Every program any rank runs, in a full plan folder; empty for a
+  /// rank-<r>/ bundle, which holds only its own.
+  std::map<std::string, Program> every;
 };
 } // namespace
 
@@ -124,7 +128,7 @@ static at::Tensor readLatents(const Request &request, const Manifest &m) {
 }
 
 static LoadedRank load(const RunOptions &options) {
-  LoadedRank loaded{loadManifest(options.planDir), {}, {}};
+  LoadedRank loaded{loadManifest(options.planDir), {}, {}, {}};
   const Manifest &m = loaded.manifest;
   if (options.worldSize != m.worldSize())
     throw BadInput("WORLD_SIZE/--nproc is " + std::to_string(options.worldSize) +
@@ -137,7 +141,7 @@ static LoadedRank load(const RunOptions &options) {
   // program any rank runs, and that they pair up, so a plan that would hang
   // its ranks is refused before any of them meets another. A rank-<r>
   // bundle holds only its own programs; its peers check theirs.
-  std::map<std::string, Program> every;
+  std::map<std::string, Program> &every = loaded.every;
   if (bundleRank(m.dir) < 0)
     every = loadEveryProgram(m);
   const RankEntry &entry = m.ranks[options.rank];
@@ -185,6 +189,65 @@ static LoadedRank load(const RunOptions &options) {
   return loaded;
 }
 
+/// The memory check before loading (MemoryCheck.h) for the ranks in
+/// `hostRanks`, which share this host. A rank whose programs this folder
+/// lacks (a bundle's peers) is taken to need what `options.rank` needs.
+static void checkMemory(const RunOptions &options, const LoadedRank &loaded,
+                        const std::vector<int64_t> &hostRanks) {
+  if (!options.memoryCheck)
+    return;
+  const Manifest &m = loaded.manifest;
+  int64_t elementBytes = options.bfloat16 ? 2 : 4;
+  std::string dtype = options.bfloat16 ? "bfloat16" : "float32";
+  std::vector<const Program *> own;
+  for (const Program &p : loaded.programs)
+    own.push_back(&p);
+  RankMemoryNeed mine = estimateRankMemory(m, own, options.rank, elementBytes);
+  std::vector<RankMemoryNeed> needs;
+  for (int64_t rank : hostRanks) {
+    const RankEntry &entry = m.ranks[rank];
+    std::vector<const Program *> programs;
+    bool known = true;
+    for (const auto &id : {entry.program, entry.program2})
+      if (id) {
+        auto it = loaded.every.find(*id);
+        known = known && it != loaded.every.end();
+        if (known)
+          programs.push_back(&it->second);
+      }
+    RankMemoryNeed need =
+        rank == options.rank || !known ? mine
+                                       : estimateRankMemory(m, programs, rank, elementBytes);
+    need.rank = rank;
+    needs.push_back(need);
+  }
+  bool onDevice = options.rendezvous.backend == Backend::Nccl;
+  checkHostMemory(m, needs, dtype, onDevice);
+}
+
+/// The ranks that share this rank's host: torchrun numbers a node's ranks
+/// contiguously, LOCAL_RANK from the first, LOCAL_WORLD_SIZE of them (as
+/// --nproc does). Without those variables, or with values that do not fit
+/// the plan, the rank alone.
+static std::vector<int64_t> ranksOnThisHost(int64_t rank, int64_t worldSize) {
+  auto env = [](const char *name) -> int64_t {
+    const char *text = std::getenv(name);
+    if (!text || !*text)
+      return -1;
+    char *end = nullptr;
+    long long value = std::strtoll(text, &end, 10);
+    return *end == 0 && value >= 0 && value <= (1 << 20) ? value : -1;
+  };
+  int64_t localRank = env("LOCAL_RANK"), localSize = env("LOCAL_WORLD_SIZE");
+  if (localRank < 0 || localSize < 1 || localRank >= localSize ||
+      localRank > rank || rank - localRank + localSize > worldSize)
+    return {rank};
+  std::vector<int64_t> ranks;
+  for (int64_t r = rank - localRank; r < rank - localRank + localSize; ++r)
+    ranks.push_back(r);
+  return ranks;
+}
+
 void validateBeforeRendezvous(const RunOptions &options) {
   // load() checks every program of a full plan folder; --nproc on a bundle
   // is refused here, naming the first rank whose program it lacks.
@@ -194,6 +257,11 @@ void validateBeforeRendezvous(const RunOptions &options) {
       for (const auto &id : {entry.program, entry.program2})
         if (id)
           loadRankProgram(loaded.manifest, *id, entry.rank);
+  // --nproc starts every rank on this host.
+  std::vector<int64_t> all;
+  for (int64_t r = 0; r < loaded.manifest.worldSize(); ++r)
+    all.push_back(r);
+  checkMemory(options, loaded, all);
 }
 
 /// Axis tuples the programs use, in a canonical order (fewer axes first,
@@ -422,6 +490,19 @@ void runRank(const RunOptions &options) {
   LoadedRank loaded = load(options); // BadInput stops here, before rendezvous
   const Manifest &m = loaded.manifest;
   int64_t rank = options.rank;
+  checkMemory(options, loaded, ranksOnThisHost(rank, m.worldSize()));
+  std::vector<const Program *> own;
+  for (const Program &p : loaded.programs)
+    own.push_back(&p);
+  RankMemoryNeed estimate =
+      estimateRankMemory(m, own, rank, options.bfloat16 ? 2 : 4);
+  if (options.memoryCheck && options.rendezvous.backend == Backend::Nccl &&
+      !loaded.programs.empty()) {
+    const char *localRank = std::getenv("LOCAL_RANK");
+    checkDeviceMemory(m, estimate, localRank && *localRank ? std::atoll(localRank) : 0,
+                      options.bfloat16 ? "bfloat16" : "float32");
+  }
+  loaded.every.clear(); // only the rank's own programs run
   Vote vote{m.planHash, ""};
   for (const Program &p : loaded.programs)
     vote.programs += (vote.programs.empty() ? "" : ",") + p.id + ":" + p.sha256;
@@ -574,7 +655,8 @@ void runRank(const RunOptions &options) {
     int64_t params = 0;
     for (auto &executor : experts)
       params += executor->parameterBytes();
-    memory = comm.collectOnRankZero("memory", {int64_t(usage.ru_maxrss) * 1024, params});
+    memory = comm.collectOnRankZero(
+        "memory", {int64_t(usage.ru_maxrss) * 1024, params, estimate.total()});
   }
   for (auto &executor : experts)
     printOpProfile(rank, executor->program().id, int64_t(timings.size()),
@@ -593,6 +675,7 @@ void runRank(const RunOptions &options) {
     for (const std::vector<int64_t> &m : memory) {
       report["peak_rss_mib"].push_back(double(m[0]) / 1048576.0);
       report["param_mib"].push_back(double(m[1]) / 1048576.0);
+      report["estimated_peak_mib"].push_back(double(m[2]) / 1048576.0);
     }
     if (loaded.weights) {
       nlohmann::json w = {{"snapshot", escapeInvalidUtf8(options.weights)},

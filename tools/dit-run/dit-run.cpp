@@ -4,6 +4,7 @@
 //           [--steps K] [--seed S] [--dtype float32|bfloat16] [--timeout SEC]
 //           [--backend gloo|nccl] [--text-embeds FILE.npy] [--latents FILE.npy]
 //           [--threads T] [--report FILE.json] [--weights SNAPSHOT_DIR]
+//           [--skip-memory-check]
 //
 // With --nproc, starts N local ranks on loopback. Without it, runs one rank
 // from torchrun-style variables (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR,
@@ -31,6 +32,7 @@ static const char *const kUsage =
     "               [--steps K] [--seed S] [--dtype float32|bfloat16] [--timeout SEC]\n"
     "               [--backend gloo|nccl] [--text-embeds FILE.npy] [--latents FILE.npy]\n"
     "               [--threads T] [--report FILE.json] [--weights SNAPSHOT_DIR]\n"
+    "               [--skip-memory-check]\n"
     "  PLAN_DIR         a folder written by `ditc compile` (or one rank-<r>/ bundle)\n"
     "  --output OUT.npy the final latents [B, C, F, H, W]; with dp > 1, replica i\n"
     "                   serves seed + i and writes OUT.dp<i>.npy\n"
@@ -43,6 +45,8 @@ static const char *const kUsage =
     "                   (default: drawn from the seed)\n"
     "  --nproc N        start N local ranks on loopback; without it, run one rank from\n"
     "                   RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (torchrun)\n"
+    "  --skip-memory-check  run even when the plan's estimated peak exceeds the\n"
+    "                   memory available (by default refused before any rank starts)\n"
     "exit codes: 0 done, 1 run failure, 2 bad input\n";
 
 static std::string requireEnv(const char *name) {
@@ -86,6 +90,7 @@ int main(int argc, char **argv) {
                              "--timeout", "--backend", "--text-embeds", "--threads",
                              "--report", "--latents", "--requests", "--weights"})
       parser.addOption(flag);
+    parser.addSwitch("--skip-memory-check");
     parser.parse(args);
     parser.expectPositionals(1, "PLAN_DIR");
     RunOptions options;
@@ -108,6 +113,7 @@ int main(int argc, char **argv) {
     options.weights = parser.get("--weights").value_or("");
     while (options.weights.size() > 1 && options.weights.back() == '/')
       options.weights.pop_back();
+    options.memoryCheck = !parser.has("--skip-memory-check");
     std::string dtype = parser.get("--dtype").value_or("float32");
     if (dtype != "float32" && dtype != "bfloat16")
       throw BadInput("--dtype is '" + dtype + "'; expected float32 or bfloat16");

@@ -152,6 +152,10 @@ struct RankEntry {
 
 struct ProgramEntry {
   std::string id, file, sha256;
+  /// per_step.param_bytes and per_step.activation_bytes, in the plan's
+  /// element type; -1 when the entry has no per_step (the memory check
+  /// then has no activation figure for the program).
+  int64_t paramBytes = -1, activationBytes = -1;
 };
 
 struct Manifest {

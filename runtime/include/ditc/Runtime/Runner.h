@@ -21,6 +21,9 @@ struct RunOptions {
   std::string weights;    // optional diffusers snapshot (Weights.h); else seeded
   int64_t rank = 0, worldSize = 1;
   int64_t threads = 0; // 0: defaultThreads()
+  /// Refuse, before the rendezvous, a plan whose estimated peak does not
+  /// fit the memory available (MemoryCheck.h); --skip-memory-check clears it.
+  bool memoryCheck = true;
   RendezvousOptions rendezvous;
 };
 
