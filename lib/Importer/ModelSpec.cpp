@@ -138,6 +138,17 @@ Workload resolveWorkload(const ModelSpec &spec,
   w.guidanceScale = options.guidanceScale.value_or(info.defaultGuidance);
   w.branches = info.branches;
   w.textTokens = info.textTokens;
+  if (options.maxSequenceLength) {
+    int64_t length = *options.maxSequenceLength;
+    if (info.maxSequenceLength > 0 && length > info.maxSequenceLength)
+      badFlag("--text-tokens", std::to_string(length),
+              "--text-tokens " + std::to_string(length) + " is above " +
+                  std::to_string(info.maxSequenceLength) +
+                  ", the largest max_sequence_length the diffusers pipeline of " +
+                  spec.name + " (" + info.name + ") accepts; allowed: 1 to " +
+                  std::to_string(info.maxSequenceLength));
+    w.textTokens = info.fixedTextTokens + length;
+  }
 
   for (auto [flag, value, patch, given] :
        {std::tuple<const char *, int64_t, int64_t, bool>{

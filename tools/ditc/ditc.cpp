@@ -68,6 +68,9 @@ workload flags (defaults come from the family's diffusers pipeline):
   --batch-size B            prompts per request (default 1)
   --guidance-scale G        CFG scale; at most 1 turns guidance off
   --num-inference-steps N   denoising steps
+  --text-tokens L           text sequence length, diffusers' max_sequence_length
+                            (1-65536; SD3 adds its 77 CLIP tokens; FLUX and
+                            SD3 allow at most 512, Qwen-Image 1024)
 )";
 
 const char *kParallelHelp = R"(
@@ -233,7 +236,8 @@ exit codes: 0 explained,
 
 void addWorkloadFlags(ArgParser &args) {
   for (const char *flag : {"--height", "--width", "--num-frames", "--batch-size",
-                           "--guidance-scale", "--num-inference-steps"})
+                           "--guidance-scale", "--num-inference-steps",
+                           "--text-tokens"})
     args.addOption(flag);
 }
 
@@ -245,6 +249,7 @@ WorkloadOptions readWorkloadFlags(const ArgParser &args) {
   options.batch = args.getInt("--batch-size", 1, 4096);
   options.steps = args.getInt("--num-inference-steps", 1, 10000);
   options.guidanceScale = args.getDouble("--guidance-scale");
+  options.maxSequenceLength = args.getInt("--text-tokens", 1, 65536);
   return options;
 }
 
@@ -283,6 +288,7 @@ WorkloadOptions mergeWorkload(WorkloadOptions base,
   if (flags.batch) base.batch = flags.batch;
   if (flags.steps) base.steps = flags.steps;
   if (flags.guidanceScale) base.guidanceScale = flags.guidanceScale;
+  if (flags.maxSequenceLength) base.maxSequenceLength = flags.maxSequenceLength;
   return base;
 }
 

@@ -46,6 +46,12 @@ struct FamilyInfo {
   // Whether a VAE config's block_out_channels gives the spatial compression
   // (one 2x downsample between consecutive blocks, AutoencoderKL-style).
   bool vaeCompressionFromBlocks = true;
+  // Text tokens ahead of the max_sequence_length ones (SD3: 77 CLIP tokens),
+  // so textTokens = fixedTextTokens + the pipeline's max_sequence_length.
+  int64_t fixedTextTokens = 0;
+  // The largest max_sequence_length the pipeline accepts (its ValueError);
+  // 0 when it sets none.
+  int64_t maxSequenceLength = 0;
 };
 
 struct ModelSpec {
@@ -125,6 +131,9 @@ struct ModelSpec {
 /// Workload flags as given; unset ones take the family's defaults.
 struct WorkloadOptions {
   std::optional<int64_t> height, width, frames, batch, steps;
+  /// --text-tokens: diffusers' max_sequence_length, the text encoder's
+  /// padded length (the text stream holds FamilyInfo::fixedTextTokens more).
+  std::optional<int64_t> maxSequenceLength;
   std::optional<double> guidanceScale;
 };
 

@@ -65,7 +65,9 @@ const FamilyDef kFluxFamily = {
      /*vaeTemporal=*/1, /*branches=*/1, 1024, 1024, 1, 3.5, 28,
      /*textTokens=*/512, "T5EncoderModel", "AutoencoderKL",
      // The long text comes from the second encoder (T5); the first is CLIP.
-     "text_encoder_2"},
+     "text_encoder_2", /*vaeCompressionFromBlocks=*/true,
+     // The pipeline refuses a max_sequence_length above 512.
+     /*fixedTextTokens=*/0, /*maxSequenceLength=*/512},
     readFlux, buildFlux};
 
 } // namespace ditc

@@ -70,7 +70,9 @@ const FamilyDef kQwenImageFamily = {
     {"qwen_image", "QwenImageTransformer2DModel", /*video=*/false,
      /*vaeSpatial=*/8, /*vaeTemporal=*/1, /*branches=*/2, 1024, 1024, 1, 4.0,
      50, /*textTokens=*/512, "Qwen2_5_VLForConditionalGeneration",
-     "AutoencoderKLQwenImage"},
+     "AutoencoderKLQwenImage", "text_encoder", /*vaeCompressionFromBlocks=*/true,
+     // The pipeline refuses a max_sequence_length above 1024.
+     /*fixedTextTokens=*/0, /*maxSequenceLength=*/1024},
     readQwenImage, buildQwenImage};
 
 } // namespace ditc

@@ -74,8 +74,10 @@ const FamilyDef kSD3Family = {
     {"sd3", "SD3Transformer2DModel", /*video=*/false, /*vaeSpatial=*/8,
      /*vaeTemporal=*/1, /*branches=*/2, 1024, 1024, 1, 7.0, 28,
      /*textTokens=*/333, "T5EncoderModel", "AutoencoderKL",
-     // The third encoder is T5; the first two are CLIP.
-     "text_encoder_3"},
+     // The third encoder is T5; the first two are CLIP. The pipeline refuses
+     // a max_sequence_length above 512.
+     "text_encoder_3", /*vaeCompressionFromBlocks=*/true,
+     /*fixedTextTokens=*/77, /*maxSequenceLength=*/512},
     readSD3, buildSD3};
 
 } // namespace ditc
