@@ -34,6 +34,7 @@
 #include "ditc/Support/Spelling.h"
 #include "ditc/Support/Utf8.h"
 #include "ditc/Transforms/Pipelines.h"
+#include "Weights.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -216,6 +217,29 @@ search flags:
 exit codes: 0 ranked, 1 no legal configuration fits (the count each rule
 rejected is printed),
 )" + kBadInputExit;
+}
+
+std::string weightsUsage() {
+  return std::string(R"(usage: ditc weights SNAPSHOT [--format text|json]
+
+Compares a diffusers checkpoint with the model its config describes.
+SNAPSHOT is a pipeline folder (model_index.json, transformer/, and
+transformer_2/ for Wan2.2 A14B) or a transformer folder alone (config.json
+and diffusion_pytorch_model.safetensors, or the shards its .index.json
+lists). The expected tensors are the parameters of the imported
+transformer, as every plan names them. Lists the missing, unexpected,
+mis-shaped and mis-typed tensors (a dtype other than the one holding most
+of the snapshot's bytes), and totals the bytes per dtype.
+
+flags:
+  --format text|json        output format (default text)
+  -h, --help                this help
+
+exit codes: 0 every tensor present and right, 1 any tensor missing,
+            unexpected, mis-shaped or mis-typed,
+)") +
+         "            2 an unreadable or invalid file or folder (a config the\n"
+         "              importer refuses, a malformed safetensors file or index)\n";
 }
 
 std::string explainUsage() {
@@ -846,6 +870,20 @@ int runSearch(const std::vector<std::string> &argv) {
   return 0;
 }
 
+int runWeights(const std::vector<std::string> &argv) {
+  ArgParser args("ditc weights");
+  args.addOption("--format");
+  args.parse(argv);
+  args.expectPositionals(1, "a SNAPSHOT (a pipeline or transformer folder)");
+  Format format = readFormat(args);
+  WeightsReport report = checkWeights(args.positional()[0]);
+  if (format == Format::Json)
+    printJson(weightsReportJson(report));
+  else
+    llvm::outs() << weightsReportText(report);
+  return report.ok() ? 0 : 1;
+}
+
 int runExplain(const std::vector<std::string> &argv) {
   ArgParser args("ditc explain");
   args.addOption("--format");
@@ -949,6 +987,8 @@ const Command kCommands[] = {
      searchUsage, runSearch},
     {"explain", "show where a plan's ranks sit and which groups cross nodes",
      explainUsage, runExplain},
+    {"weights", "compare a checkpoint's tensors with its model's parameters",
+     weightsUsage, runWeights},
 };
 
 std::string topLevelUsage() {
