@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Family.h"
+#include "ditc/Support/Utf8.h"
 
 #include <algorithm>
 
@@ -64,6 +65,49 @@ void checkRopeAxes(const JsonObject &config, const std::string &field,
                            " axes, expected 3 axes summing to "
                            "attention_head_dim " +
                            std::to_string(spec.headDim));
+}
+
+std::optional<std::string> readChoice(const JsonObject &config,
+                                      const std::string &field,
+                                      const std::vector<std::string> &allowed,
+                                      std::optional<std::string> fallback,
+                                      const std::string &why) {
+  std::optional<std::string> value = config.getOptionalString(field);
+  if (!value)
+    return fallback;
+  if (std::find(allowed.begin(), allowed.end(), *value) != allowed.end())
+    return value;
+  std::string names;
+  for (size_t i = 0; i < allowed.size(); ++i)
+    names += (i ? (i + 1 == allowed.size() ? " or '" : ", '") : "'") +
+             allowed[i] + "'";
+  std::string expected = allowed.empty() ? "null"
+                         : fallback        ? names
+                                           : "null or " + names;
+  config.fail(field, "is '" + escapeInvalidUtf8(*value) + "', expected " + expected +
+                         " (" + why + ")");
+}
+
+/// The q/k norm names diffusers' Attention knows (attention_processor.py).
+static const std::vector<std::string> &diffusersQkNorms() {
+  static const std::vector<std::string> names = {
+      "layer_norm", "fp32_layer_norm", "layer_norm_across_heads",
+      "rms_norm",   "rms_norm_across_heads", "l2"};
+  return names;
+}
+
+std::optional<std::string> readQkNorm(const JsonObject &config,
+                                      const std::string &built,
+                                      const std::string &family,
+                                      std::optional<std::string> fallback) {
+  std::optional<std::string> value = config.getOptionalString("qk_norm");
+  if (value && std::find(diffusersQkNorms().begin(), diffusersQkNorms().end(),
+                         *value) == diffusersQkNorms().end())
+    readChoice(config, "qk_norm", diffusersQkNorms(), fallback,
+               "the names diffusers' Attention knows; it raises 'unknown "
+               "qk_norm' on any other");
+  return readChoice(config, "qk_norm", {built}, fallback,
+                    "the q/k norm of " + family + " checkpoints, the one ditc builds");
 }
 
 /// The sinusoidal timestep features: (cos, sin) pairs, so an even count.

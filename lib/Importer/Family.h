@@ -83,6 +83,23 @@ void checkRopeAxes(const JsonObject &config, const std::string &field,
 /// dim rather than from a list in the config.
 void checkRopeAxesEven(const JsonObject &config, const std::string &field,
                        const ModelSpec &spec, bool derived);
+/// The string `field`, which must be one of `allowed`; null or absent gives
+/// `fallback` (nullopt: the key's null). Any other value fails naming the
+/// field, the value, the allowed ones and `why` (what diffusers does with
+/// it, and what ditc builds).
+std::optional<std::string> readChoice(const JsonObject &config,
+                                      const std::string &field,
+                                      const std::vector<std::string> &allowed,
+                                      std::optional<std::string> fallback,
+                                      const std::string &why);
+/// `qk_norm`: a name diffusers' Attention does not know is refused as
+/// diffusers refuses it (ValueError "unknown qk_norm"), and a known one
+/// other than `built`, the norm ditc builds for `family`, is refused too.
+/// Null or absent gives `fallback` (nullopt: no q/k norm).
+std::optional<std::string> readQkNorm(const JsonObject &config,
+                                      const std::string &built,
+                                      const std::string &family,
+                                      std::optional<std::string> fallback);
 
 } // namespace ditc
 

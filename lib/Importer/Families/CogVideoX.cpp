@@ -47,6 +47,14 @@ void readCogVideoX(const JsonObject &config, ModelSpec &spec) {
   spec.eps = config.getOptionalDouble("norm_eps", 1e-5, 1e-12, 1.0);
   spec.attentionBias = config.getOptionalBool("attention_bias", true);
   spec.useRope = config.getOptionalBool("use_rotary_positional_embeddings", false);
+  // diffusers raises a ValueError for learned positional embeddings
+  // without rotary ones: no checkpoint has them.
+  if (!spec.useRope &&
+      config.getOptionalBool("use_learned_positional_embeddings", false))
+    config.fail("use_learned_positional_embeddings",
+                "is true while use_rotary_positional_embeddings is false, "
+                "expected false (diffusers' CogVideoXTransformer3DModel "
+                "refuses learned positional embeddings without rotary ones)");
   requireDefault(config, "flip_sin_to_cos", true,
                  "the timestep embedding puts cosines first");
   requireDefault(config, "freq_shift", 0,

@@ -40,13 +40,14 @@ void readHunyuanVideo(const JsonObject &config, ModelSpec &spec) {
   spec.pooledDim = config.getInt("pooled_projection_dim", 1, kMax);
   spec.guidanceEmbeds = config.getOptionalBool("guidance_embeds", true);
   readRopeAxes(config, "rope_axes_dim", spec);
-  if (config.has("image_condition_type"))
-    config.fail("image_condition_type",
-                "is set: HunyuanVideo image-to-video (latent_concat, "
-                "token_replace) is not imported; only text-to-video is");
-  if (auto norm = config.getOptionalString("qk_norm"); norm && *norm != "rms_norm")
-    config.fail("qk_norm", "is '" + *norm + "'; the blocks here normalize q "
-                           "and k with rms_norm, as published");
+  readQkNorm(config, "rms_norm", "HunyuanVideo", "rms_norm");
+  // diffusers raises on any other value; both of its values are
+  // image-to-video conditioning, which a text-to-video import has no input
+  // for.
+  readChoice(config, "image_condition_type", {}, std::nullopt,
+             "diffusers accepts 'latent_concat' and 'token_replace', both "
+             "image-to-video models; ditc imports text-to-video "
+             "HunyuanVideo");
   spec.ropeTheta = config.getOptionalDouble("rope_theta", 256.0, 1.0, 1e9);
 }
 

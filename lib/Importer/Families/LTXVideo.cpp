@@ -55,9 +55,9 @@ void readLTXVideo(const JsonObject &config, ModelSpec &spec) {
   spec.blockNormAffine = config.getOptionalBool("norm_elementwise_affine", false);
   spec.attentionBias = config.getOptionalBool("attention_bias", true);
   spec.attentionOutBias = config.getOptionalBool("attention_out_bias", true);
-  if (auto qk = config.getOptionalString("qk_norm"); qk && *qk != "rms_norm_across_heads")
-    config.fail("qk_norm", "is not rms_norm_across_heads, the only q/k norm "
-                           "diffusers' LTXAttention supports");
+  // LTXVideoAttention raises NotImplementedError for any other q/k norm.
+  readChoice(config, "qk_norm", {"rms_norm_across_heads"}, "rms_norm_across_heads",
+             "diffusers' LTXVideoAttention implements only that one");
   if (auto act = config.getOptionalString("activation_fn");
       act && *act != "gelu-approximate")
     config.fail("activation_fn", "is not gelu-approximate; ditc builds "

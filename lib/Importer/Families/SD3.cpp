@@ -41,12 +41,7 @@ void readSD3(const JsonObject &config, ModelSpec &spec) {
       config.getOptionalInt("pos_embed_max_size", 1, 4096).value_or(96);
   // Attention(qk_norm="rms_norm"): RMSNorm per head, eps 1e-6, with a
   // weight, on q and k of both streams (and of attn2).
-  std::optional<std::string> qkNorm = config.getOptionalString("qk_norm");
-  if (qkNorm && *qkNorm != "rms_norm")
-    config.fail("qk_norm", "is '" + *qkNorm +
-                               "'; expected \"rms_norm\" or null (the SD3 "
-                               "and SD3.5 checkpoints' q/k norms)");
-  spec.qkNorm = qkNorm.has_value();
+  spec.qkNorm = readQkNorm(config, "rms_norm", "SD3.5", std::nullopt).has_value();
   if (config.has("dual_attention_layers"))
     spec.dualAttentionLayers =
         config.getIntList("dual_attention_layers", 0, spec.doubleBlocks - 1);
