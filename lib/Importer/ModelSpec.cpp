@@ -148,6 +148,14 @@ Workload resolveWorkload(const ModelSpec &spec,
                   spec.name + " (" + info.name + ") accepts; allowed: 1 to " +
                   std::to_string(info.maxSequenceLength));
     w.textTokens = info.fixedTextTokens + length;
+    if (spec.requiredTextTokens > 0 && w.textTokens != spec.requiredTextTokens)
+      badFlag("--text-tokens", std::to_string(length),
+              "--text-tokens " + std::to_string(length) + " is not " +
+                  std::to_string(spec.requiredTextTokens) + ", the text length " +
+                  spec.name + "'s position table is built for (max_text_seq_length; "
+                  "diffusers' CogVideoXPatchEmbed adds it to the joint sequence, so "
+                  "no other length fits); allowed: " +
+                  std::to_string(spec.requiredTextTokens));
   }
 
   for (auto [flag, value, patch, given] :

@@ -83,6 +83,10 @@ struct ModelSpec {
   bool patchLinear = false;
   bool guidanceEmbeds = false; // FLUX.1-dev / HunyuanVideo embed guidance
   bool useRope = true;
+  // The text length the model's position table is built for, when it takes
+  // no other (CogVideoX without rotary embeddings adds a table of
+  // max_text_seq_length text rows); 0 when any length goes.
+  int64_t requiredTextTokens = 0;
   // Per-axis rotary dims, sum = head_dim (LTX-Video: 2 * (W / 6) each,
   // over the whole width W).
   std::vector<int64_t> ropeAxes;

@@ -89,6 +89,11 @@ void readCogVideoX(const JsonObject &config, ModelSpec &spec) {
       config.getOptionalDouble("temporal_interpolation_scale", 1.0, 1e-6, 1e6);
   spec.maxTextTokens =
       config.getOptionalInt("max_text_seq_length", 1, kMax).value_or(226);
+  // Without rotary embeddings, CogVideoXPatchEmbed adds a position table
+  // of max_text_seq_length text rows to the joint sequence, so the text
+  // must have exactly that length.
+  if (!spec.useRope)
+    spec.requiredTextTokens = spec.maxTextTokens;
   // get_3d_rotary_pos_embed: a quarter of each head by frame and 3/8 by
   // row and by column (embed_dim // 8 * 3).
   spec.ropeAxes = {spec.headDim / 4, spec.headDim / 8 * 3, spec.headDim / 8 * 3};
