@@ -315,10 +315,12 @@ std::vector<at::Tensor> Executor::runOp(const Function &fn, const Op &op,
     const at::Tensor &u = in.back();
     at::Tensor out = u;
     for (size_t i = 0; i < a.guidanceScales.size(); ++i)
-      out = out + a.guidanceScales[i] * (in[i] - u);
+      out = out + guidanceScale.value_or(a.guidanceScales[i]) * (in[i] - u);
     return {out};
   }
   case OpKind::SchedulerStep:
+    if (stepRule && !stepRule->euler())
+      return {applyStepRule(x, in[1])};
     // Flow-matching Euler: x + (sigma_next - sigma) * v.
     return {x + (in[3] - in[2]) * in[1]};
   case OpKind::AllReduce:
@@ -339,6 +341,41 @@ std::vector<at::Tensor> Executor::runOp(const Function &fn, const Op &op,
                        describe(op))};
   }
   throw std::logic_error("op '" + op.name + "' has no semantics in this dit-run");
+}
+
+/// Runs the step's instructions on this rank's shard, in float32: each is a
+/// sum of coefficient x tensor, the coefficient rounded to float32 as it
+/// multiplies (as a float64 scalar times a float32 tensor is in torch).
+at::Tensor Executor::applyStepRule(const at::Tensor &latents,
+                                   const at::Tensor &velocity) {
+  std::vector<at::Tensor> &slots = *stepSlots;
+  at::Tensor result;
+  for (const StepInstruction &instruction : stepRule->instructions) {
+    at::Tensor sum;
+    const StepTerm &first = instruction.terms.front();
+    if (instruction.terms.size() == 1 && first.coeff == 1.0 &&
+        first.source >= 0 && instruction.target >= 0) {
+      // A copy between slots moves history along; before the first steps
+      // the slot copied is still empty, and so is its copy.
+      slots.at(size_t(instruction.target)) = slots.at(size_t(first.source));
+      continue;
+    }
+    for (const StepTerm &term : instruction.terms) {
+      const at::Tensor &source = term.source == kStepLatents    ? latents
+                                 : term.source == kStepVelocity ? velocity
+                                                                : slots.at(size_t(term.source));
+      if (!source.defined())
+        throw std::logic_error("scheduler step reads state slot " +
+                               std::to_string(term.source) + " before any step wrote it");
+      at::Tensor value = term.coeff == 1.0 ? source : source * term.coeff;
+      sum = sum.defined() ? sum + value : value;
+    }
+    if (instruction.target == kStepResult)
+      result = sum;
+    else
+      slots.at(size_t(instruction.target)) = sum;
+  }
+  return result;
 }
 
 at::Tensor Executor::norm(const Op &op, const at::Tensor &x) {

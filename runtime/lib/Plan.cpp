@@ -255,6 +255,7 @@ Manifest loadManifest(const std::string &dir) {
 
   JsonObject model = top.getObject("model");
   m.modelName = model.getString("name");
+  m.family = escapeInvalidUtf8(model.getOptionalString("family").value_or(""));
   m.latentChannels = model.getInt("latent_channels", 1, kAbsurdSize);
   m.textEmbedDim = model.getInt("text_embed_dim", 0, kAbsurdSize);
   m.pooledDim = model.getInt("pooled_dim", 0, kAbsurdSize);
@@ -289,6 +290,7 @@ Manifest loadManifest(const std::string &dir) {
   m.textTokens = work.getInt("text_tokens", 0, kAbsurdSize);
   m.branches = work.getInt("branches", 1, 16);
   m.steps = work.getInt("steps", 1, 100000);
+  m.guidanceScale = work.getOptionalDouble("guidance_scale", 1.0, -1e6, 1e6);
   if (m.latentFrames % m.patch[0] || m.latentHeight % m.patch[1] ||
       m.latentWidth % m.patch[2])
     work.fail("latent_frames", "latent size " + std::to_string(m.latentFrames) +

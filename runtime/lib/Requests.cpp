@@ -48,12 +48,13 @@ static std::vector<Request> readRequestsFile(const RequestDefaults &defaults) {
       throw BadInput(where + ": is " + describeJson(object) +
                      ", expected a JSON object such as {\"seed\": 1, \"output\": "
                      "\"out.npy\"}");
-    static const std::set<std::string> known = {"seed", "text_embeds", "latents",
-                                                "output"};
+    static const std::set<std::string> known = {"seed",   "text_embeds",   "latents",
+                                                "output", "pooled_embeds", "guidance_scale"};
     for (auto it = object.begin(); it != object.end(); ++it)
       if (!known.count(it.key()))
         throw BadInput(where + ": unknown key '" + escapeInvalidUtf8(it.key()) +
-                       "'; allowed: latents, output, seed, text_embeds");
+                       "'; allowed: guidance_scale, latents, output, pooled_embeds, "
+                       "seed, text_embeds");
     JsonObject fields(where, &object);
     Request request;
     request.origin = where;
@@ -62,6 +63,12 @@ static std::vector<Request> readRequestsFile(const RequestDefaults &defaults) {
     request.textEmbeds =
         fields.getOptionalString("text_embeds").value_or(defaults.textEmbeds);
     request.latents = fields.getOptionalString("latents").value_or(defaults.latents);
+    request.pooledEmbeds =
+        fields.getOptionalString("pooled_embeds").value_or(defaults.pooledEmbeds);
+    request.guidanceScale = defaults.guidanceScale;
+    if (fields.has("guidance_scale"))
+      request.guidanceScale = fields.getOptionalDouble(
+          "guidance_scale", 0.0, -kMaxGuidanceScale, kMaxGuidanceScale);
     request.output = fields.getString("output");
     if (request.output.empty())
       fields.fail("output", "is empty; expected the .npy path this request writes");
@@ -85,6 +92,8 @@ std::vector<Request> buildRequests(const RequestDefaults &defaults,
     request.seed = defaults.seed > INT64_MAX - i ? INT64_MAX : defaults.seed + i;
     request.textEmbeds = defaults.textEmbeds;
     request.latents = defaults.latents;
+    request.pooledEmbeds = defaults.pooledEmbeds;
+    request.guidanceScale = defaults.guidanceScale;
     request.output = replicaOutput(defaults.output, i, replicas);
     requests.push_back(request);
   }

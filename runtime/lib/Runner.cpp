@@ -6,6 +6,7 @@
 #include "ditc/Runtime/Npy.h"
 #include "ditc/Runtime/Requests.h"
 #include "ditc/Runtime/Weights.h"
+#include "ditc/Runtime/Schedulers.h"
 #include "ditc/Support/AtomicFile.h"
 #include "ditc/Support/BadInput.h"
 #include "ditc/Support/ReadFile.h"
@@ -38,6 +39,7 @@ struct LoadedRank {
   /// Every program any rank runs, in a full plan folder; empty for a
   /// rank-<r>/ bundle, which holds only its own.
   std::map<std::string, Program> every;
+  Schedule schedule;
 };
 } // namespace
 
@@ -113,6 +115,68 @@ static std::vector<at::Tensor> readTextEmbeds(const Request &request,
   return texts;
 }
 
+/// Reads a request's --pooled-embeds, [branches, B, pooled_dim], as one
+/// tensor per branch; throws BadInput on a shape the plan cannot use.
+static std::vector<at::Tensor> readPooledEmbeds(const Request &request,
+                                                const Manifest &m) {
+  if (m.pooledDim == 0)
+    throw BadInput(escapeInvalidUtf8(request.pooledEmbeds) + ": " + m.modelName +
+                   " takes no pooled text embeddings (its plan's pooled_dim is 0); "
+                   "--pooled-embeds is for FLUX and SD3");
+  NpyArray array = readNpy(request.pooledEmbeds);
+  std::vector<int64_t> expected = {m.branches, m.batch, m.pooledDim};
+  if (array.shape != expected)
+    throw BadInput(escapeInvalidUtf8(request.pooledEmbeds) + ": shape is " +
+                   describeShape(array.shape) + " but the plan needs " +
+                   describeShape(expected) + " = (branches, batch, pooled_dim)");
+  at::Tensor all = at::from_blob(array.data.data(), expected, at::kFloat).clone();
+  std::vector<at::Tensor> pooled;
+  for (int64_t b = 0; b < m.branches; ++b)
+    pooled.push_back(all[b]);
+  return pooled;
+}
+
+/// A guidance scale needs something to act on: the CFG combine of a plan
+/// with two or more branches, or the guidance input of a distilled model.
+static void checkGuidanceScale(const Request &request, const Manifest &m,
+                               const std::vector<Program> &programs) {
+  if (!request.guidanceScale || m.branches > 1)
+    return;
+  for (const Program &p : programs)
+    for (const StepInput &in : p.inputs)
+      if (in.name == "guidance")
+        return;
+  throw BadInput(std::string(request.fromFile() ? "guidance_scale" : "--guidance-scale") +
+                 " is given, but the plan runs one branch per step and " + m.modelName +
+                 " embeds no guidance; compile with --guidance-scale G > 1 for "
+                 "classifier-free guidance");
+}
+
+/// The run's schedule (Schedulers.h): --sigmas verbatim, or the scheduler
+/// config's, or the linear default.
+static Schedule planSchedule(const RunOptions &options, const Manifest &m) {
+  ScheduleRequest request;
+  request.family = m.family;
+  request.steps = options.steps > 0 ? options.steps : m.steps;
+  int64_t frames = m.latentFrames / m.patch[0];
+  request.imageSeqLen = frames * (m.latentHeight / m.patch[1]) * (m.latentWidth / m.patch[2]);
+  request.videoSeqLen = m.latentFrames * m.latentHeight * m.latentWidth;
+  request.configPath = options.schedulerConfig;
+  // A pipeline snapshot carries its scheduler: --weights DIR runs it unless
+  // --scheduler-config names another (a transformer folder has none, and
+  // keeps the linear default).
+  if (request.configPath.empty() && !options.weights.empty())
+    request.configPath = schedulerConfigIn(options.weights);
+  request.sigmas = options.sigmas;
+  if (options.sigmas && options.steps > 0 &&
+      int64_t(options.sigmas->size()) != options.steps + 1)
+    throw BadInput("--sigmas holds " + std::to_string(options.sigmas->size()) +
+                   " sigmas, so " + std::to_string(options.sigmas->size() - 1) +
+                   " steps, but --steps is " + std::to_string(options.steps) +
+                   "; give K + 1 sigmas for K steps, or drop --steps");
+  return buildSchedule(request);
+}
+
 /// Reads a request's --latents, the initial noise in the layout --output
 /// writes, [B, C, F, H, W].
 static at::Tensor readLatents(const Request &request, const Manifest &m) {
@@ -164,8 +228,9 @@ static LoadedRank load(const RunOptions &options) {
   }
   // Every request is checked by every rank before the rendezvous, so a bad
   // line stops the whole run before any work, whichever replica serves it.
-  RequestDefaults defaults{options.seed, options.textEmbeds, options.latents,
-                           options.output, options.requestsFile};
+  RequestDefaults defaults{options.seed,   options.textEmbeds,   options.latents,
+                           options.output, options.requestsFile, options.pooledEmbeds,
+                           options.guidanceScale};
   int64_t replicas = m.axisSize("dp");
   std::vector<Request> requests = buildRequests(defaults, replicas);
   std::set<std::string> checkedInputs;
@@ -175,6 +240,10 @@ static LoadedRank load(const RunOptions &options) {
         readTextEmbeds(request, m);
       if (!request.latents.empty() && checkedInputs.insert(request.latents).second)
         readLatents(request, m);
+      if (!request.pooledEmbeds.empty() &&
+          checkedInputs.insert(request.pooledEmbeds).second)
+        readPooledEmbeds(request, m);
+      checkGuidanceScale(request, m, loaded.programs);
     } catch (const BadInput &error) {
       if (!request.fromFile())
         throw;
@@ -182,6 +251,7 @@ static LoadedRank load(const RunOptions &options) {
     }
   }
   checkOutputs(options, m, requests);
+  loaded.schedule = planSchedule(options, m);
   // Round-robin: replica d serves requests d, d + D, d + 2D, ...
   int64_t replica = m.ranks[options.rank].coords.at("dp");
   for (size_t k = size_t(replica); k < requests.size(); k += size_t(replicas))
@@ -356,7 +426,7 @@ static double threadCpuMs() {
 } // namespace
 
 static void printSummary(const Manifest &m, const RunOptions &options,
-                         int64_t steps, const std::vector<StepTiming> &timings,
+                         const Schedule &schedule, int64_t steps, const std::vector<StepTiming> &timings,
                          double setupMs, int64_t paramBytes, int64_t threads,
                          const std::vector<std::pair<std::string, std::vector<int64_t>>>
                              &written,
@@ -371,6 +441,9 @@ static void printSummary(const Manifest &m, const RunOptions &options,
               options.rendezvous.backend == Backend::Nccl ? "nccl" : "gloo",
               (long long)steps, options.bfloat16 ? "bfloat16" : "float32",
               (long long)options.seed);
+  if (schedule.scheduler != "linear")
+    std::printf("schedule: %s from %s\n", schedule.scheduler.c_str(),
+                schedule.source.c_str());
   std::printf("setup %.1f ms (rendezvous, agreement, groups, %.1f MiB of parameters "
               "on rank 0; %lld intra-op thread%s)\n",
               setupMs, paramBytes / 1048576.0, (long long)threads,
@@ -538,7 +611,8 @@ void runRank(const RunOptions &options) {
     weightsRead.ms =
         std::chrono::duration<double, std::milli>(Clock::now() - loadStart).count();
   }
-  int64_t steps = options.steps > 0 ? options.steps : m.steps;
+  const Schedule &schedule = loaded.schedule;
+  int64_t steps = int64_t(schedule.steps.size());
   auto device = at::TensorOptions(at::kFloat).device(comm.device());
   int64_t replica = m.ranks[rank].coords.at("dp");
   bool leader = rank == m.replicaLeader(replica);
@@ -557,7 +631,9 @@ void runRank(const RunOptions &options) {
       executor->materializeParameters(request.seed);
     // Step inputs: this rank's noise block, and the text of every branch.
     at::Tensor latents;
-    std::vector<at::Tensor> texts, pooled;
+    std::vector<at::Tensor> texts, pooled, givenPooled;
+    if (!request.pooledEmbeds.empty())
+      givenPooled = readPooledEmbeds(request, m);
     if (!experts.empty()) {
       latents = request.latents.empty()
                     ? drawNoiseBlock(request.seed, m, m.latentBlock(rank))
@@ -572,41 +648,48 @@ void runRank(const RunOptions &options) {
                                           {m.batch, m.textTokens, m.textEmbedDim})
                              : given[b])
                             .to(comm.device()));
-        pooled.push_back(drawNormal(request.seed, "pooled" + std::to_string(b),
-                                    {m.batch, m.pooledDim})
+        pooled.push_back((givenPooled.empty()
+                              ? drawNormal(request.seed, "pooled" + std::to_string(b),
+                                           {m.batch, m.pooledDim})
+                              : givenPooled[b])
                              .to(comm.device()));
       }
     }
 
-    // The denoising loop: sigmas fall linearly from 1 to 0 (numpy.linspace).
+    // The denoising loop over the schedule (Schedulers.h). A multistep
+    // scheduler's history starts empty for every request.
+    std::vector<at::Tensor> slots(size_t(schedule.slots));
+    double guidance = transformerGuidance(
+        m.family, request.guidanceScale.value_or(m.guidanceScale));
+    for (auto &executor : experts)
+      executor->setGuidanceScale(request.guidanceScale);
     Progress progress(steps, rank == 0);
     for (int64_t step = 0; step < steps && !experts.empty(); ++step) {
       Clock::time_point stepStart = Clock::now();
-      double delta = -1.0 / double(steps);
-      double sigma = 1.0 + double(step) * delta;
-      double sigmaNext = step + 1 == steps ? 0.0 : 1.0 + double(step + 1) * delta;
-      double timestep = sigma * 1000.0;
-      // Two experts (Wan2.2 A14B): the high-noise one above the boundary.
+      const ScheduleStep &at = schedule.steps[size_t(step)];
+      // Two experts (Wan2.2 A14B): the high-noise one while the scheduler's
+      // timestep is at or above boundary_ratio x 1000, as Wan's pipeline.
       Executor &executor =
-          experts.size() > 1 && timestep < m.boundaryRatio * 1000.0 ? *experts[1]
-                                                                    : *experts[0];
+          experts.size() > 1 && at.timestep < m.boundaryRatio * 1000.0 ? *experts[1]
+                                                                       : *experts[0];
+      executor.setStepRule(&at.rule, &slots);
       std::map<int, at::Tensor> inputs;
       for (const StepInput &in : executor.program().inputs) {
         at::Tensor value;
         if (in.name == "latents")
           value = latents;
-        else if (in.name == "timestep")
-          value = at::full({m.batch}, timestep, device);
+        else if (in.name == "timestep") // float32 in bfloat16 runs too
+          value = at::full({m.batch}, at.modelTimestep, device);
         else if (in.name == "sigma")
-          value = at::scalar_tensor(sigma, device);
+          value = at::scalar_tensor(at.sigma, device);
         else if (in.name == "sigma_next")
-          value = at::scalar_tensor(sigmaNext, device);
+          value = at::scalar_tensor(at.sigmaNext, device);
         else if (in.name == "text")
           value = texts[in.branch];
         else if (in.name == "pooled_text")
           value = pooled[in.branch];
-        else
-          value = at::full({m.batch}, 3.5, device); // guidance
+        else // guidance, as the family's pipeline passes it
+          value = at::full({m.batch}, guidance, device);
         inputs[in.value] = value;
       }
       // validateProgram proved the program has exactly one output.
@@ -672,6 +755,20 @@ void runRank(const RunOptions &options) {
                              {"dtype", options.bfloat16 ? "bfloat16" : "float32"},
                              {"setup_ms", setupMs},
                              {"threads", threads}};
+    // The schedule as run: the scheduler's sigma table and, per step, its
+    // timestep and the value the transformer was given.
+    nlohmann::json scheduleJson = {{"scheduler", schedule.scheduler},
+                                   {"source", schedule.source},
+                                   {"sigmas", schedule.sigmas},
+                                   {"timesteps", nlohmann::json::array()},
+                                   {"model_timesteps", nlohmann::json::array()}};
+    for (const ScheduleStep &s : schedule.steps) {
+      scheduleJson["timesteps"].push_back(s.timestep);
+      scheduleJson["model_timesteps"].push_back(s.modelTimestep);
+    }
+    if (schedule.mu)
+      scheduleJson["mu"] = *schedule.mu;
+    report["schedule"] = scheduleJson;
     for (const std::vector<int64_t> &m : memory) {
       report["peak_rss_mib"].push_back(double(m[0]) / 1048576.0);
       report["param_mib"].push_back(double(m[1]) / 1048576.0);
@@ -694,7 +791,7 @@ void runRank(const RunOptions &options) {
     }
     writeFileAtomically(options.report, report.dump(1) + "\n");
   }
-  printSummary(m, options, steps, timings, setupMs,
+  printSummary(m, options, schedule, steps, timings, setupMs,
                experts.empty() ? 0 : experts[0]->parameterBytes(), threads, written,
                loaded.weights ? &weightsRead : nullptr);
 }

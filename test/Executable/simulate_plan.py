@@ -10,9 +10,13 @@ initializer keyed by (seed, name); each rank materializes only its slice.
 
 Usage: simulate_plan.py PLAN REFERENCE [--steps K] [--seed S] [--tolerance T]
        simulate_plan.py PLAN --runtime-output OUT.npy [--steps K] [--seed S]
+                        [--scheduler-config FILE] [--sigmas s0,...,sK]
+                        [--guidance-scale G]
 
 The second form checks dit-run's float32 output (latents [B, C, F, H, W])
-against this float64 execution of the same plan.
+against this float64 execution of the same plan. With a scheduler config
+or sigmas, the schedule and the step are schedulers_ref.py's (written from
+diffusers), each rank keeping its own multistep history as dit-run does.
 """
 import argparse
 import hashlib
@@ -22,6 +26,8 @@ import os
 import sys
 
 import numpy as np
+
+import schedulers_ref
 
 # -------------------------------------------------------------- inputs
 
@@ -283,6 +289,9 @@ class Rank:
         # Loaded weights (dit-run --weights) take the place of drawn ones:
         # full tensors by stream name, in the plan's shapes.
         self.cache = dict(weights or {})
+        # The step's scheduler (schedulers_ref.py) and its index; None: the
+        # op's own Euler update with the linear sigmas.
+        self.stepper, self.step_index, self.guidance_scale = None, 0, None
 
     def use_expert_for(self, timestep):
         entry = self.plan.manifest["ranks"][self.rank]
@@ -461,9 +470,13 @@ class Rank:
             u = ins[-1]
             out = u.copy()
             for scale, c in zip(a["guidance_scales"], ins[:-1]):
+                if self.guidance_scale is not None:
+                    scale = self.guidance_scale
                 out = out + scale * (c - u)
             return [out]
         if name == "dit.scheduler_step":
+            if self.stepper is not None:
+                return [self.stepper.step(self.step_index, x, ins[1])]
             return [x + (ins[3] - ins[2]) * ins[1]]
         if name == "shard.all_slice":
             group = self.plan.members(self.rank, a["axes"])
@@ -523,13 +536,26 @@ def resolve(plan, waiting, queues):
     return ready
 
 
-def simulate(root, steps, seed, weights=None):
+def simulate(root, steps, seed, config=None, sigmas=None, guidance_scale=None,
+             weights=None):
     """The final tokens of `steps` steps. `weights` maps stream names
     ("<name>", "transformer_2.<name>") to full parameters, for a run with
     dit-run --weights; the rest are drawn from `seed`."""
     plan = Plan(root)
     m = plan.manifest
     model, work = m["model"], m["workload"]
+    family = model.get("family", "")
+    patch = model["patch"]
+    f, h, w = work["latent_frames"], work["latent_height"], work["latent_width"]
+    if sigmas is not None:
+        steps = len(sigmas) - 1
+    ref = schedulers_ref.reference_schedule(
+        config, family, steps, (f // patch[0]) * (h // patch[1]) * (w // patch[2]),
+        f * h * w, sigmas)
+    steps = len(ref.timesteps)
+    scheduled = config is not None or sigmas is not None
+    guidance = schedulers_ref.transformer_guidance(
+        family, guidance_scale if guidance_scale is not None else work.get("guidance_scale", 3.5))
     patch = model["patch"]
     b = work["batch"]
     c = model["latent_channels"]
@@ -541,32 +567,36 @@ def simulate(root, steps, seed, weights=None):
     pooled = [counter_normal(seed, f"pooled{br}", [b, model["pooled_dim"]])
               for br in range(work["branches"])]
     ranks = {e["rank"]: Rank(plan, e["rank"], seed, weights) for e in plan.ranks}
+    for r in ranks.values():
+        r.stepper = ref.stepper() if scheduled else None
+        r.guidance_scale = guidance_scale
     state = {}
     for r in ranks.values():
         blocks = np.split(tokens, math.prod(plan.size[a] for a in m["latents"]["split_over"]), axis=1)
         state[r.rank] = blocks[r.block()]
-    sigmas = np.linspace(1.0, 0.0, steps + 1)
     for step in range(steps):
         gens, waiting, queues = {}, {}, {}
+        sigma, sigma_next = ref.op_sigmas(step)
         for r in ranks.values():
-            r.use_expert_for(sigmas[step] * 1000.0)
+            r.step_index = step
+            r.use_expert_for(ref.timesteps[step])
             inputs = {}
             for inp in r.program["inputs"]:
                 name = inp["name"]
                 if name == "latents":
                     value = state[r.rank]
                 elif name == "timestep":
-                    value = np.full([b], sigmas[step] * 1000.0)
+                    value = np.full([b], ref.model_timesteps[step])
                 elif name == "sigma":
-                    value = np.array(sigmas[step])
+                    value = np.array(sigma)
                 elif name == "sigma_next":
-                    value = np.array(sigmas[step + 1])
+                    value = np.array(sigma_next)
                 elif name == "text":
                     value = texts[inp["branch"]]
                 elif name == "pooled_text":
                     value = pooled[inp["branch"]]
                 else:
-                    value = np.full([b], 3.5)
+                    value = np.full([b], guidance)
                 inputs[inp["value"]] = value
             gens[r.rank] = r.run(inputs, step == steps - 1)
         pending = {rank: None for rank in gens}
@@ -611,7 +641,11 @@ def main():
     parser.add_argument("--tolerance", type=float, default=1e-9)
     parser.add_argument("--weights", help="with --runtime-output: the snapshot the "
                         "run loaded (dit-run --weights), read the same way")
+    parser.add_argument("--scheduler-config")
+    parser.add_argument("--sigmas")
+    parser.add_argument("--guidance-scale", type=float)
     args = parser.parse_args()
+    sigmas = [float(v) for v in args.sigmas.split(",")] if args.sigmas else None
     if args.runtime_output:
         weights = None
         if args.weights:
@@ -619,7 +653,8 @@ def main():
                 os.path.abspath(__file__))), "lib"))
             import snapshot  # test/lib/snapshot.py, which imports this file
             weights = snapshot.read_snapshot(args.weights, args.plan)
-        ref = simulate(args.plan, args.steps, args.seed, weights)
+        ref = simulate(args.plan, args.steps, args.seed, args.scheduler_config, sigmas,
+                       args.guidance_scale, weights)
         latents = np.load(args.runtime_output)
         m = json.load(open(f"{args.plan}/manifest.json"))
         out = (patchify(latents, m["model"]["patch"], channels_first(m))

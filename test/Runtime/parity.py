@@ -95,7 +95,7 @@ def main():
     reference = np.load(out1)
     simulated = simulate_plan.simulate(
         plan1, args.steps, args.seed,
-        snapshot_writer.stream_weights(loaded) if loaded else None)
+        weights=snapshot_writer.stream_weights(loaded) if loaded else None)
     manifest1 = simulate_plan.json.load(open(os.path.join(plan1, "manifest.json")))
     error = relative_error(simulate_plan.patchify(
         reference, manifest1["model"]["patch"], simulate_plan.channels_first(manifest1)),

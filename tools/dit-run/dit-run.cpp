@@ -4,7 +4,8 @@
 //           [--steps K] [--seed S] [--dtype float32|bfloat16] [--timeout SEC]
 //           [--backend gloo|nccl] [--text-embeds FILE.npy] [--latents FILE.npy]
 //           [--threads T] [--report FILE.json] [--weights SNAPSHOT_DIR]
-//           [--skip-memory-check]
+//           [--skip-memory-check] [--scheduler-config FILE.json]
+//           [--sigmas s0,...,sK] [--guidance-scale G] [--pooled-embeds FILE.npy]
 //
 // With --nproc, starts N local ranks on loopback. Without it, runs one rank
 // from torchrun-style variables (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR,
@@ -14,10 +15,13 @@
 //===----------------------------------------------------------------------===//
 #include "ditc/Runtime/Communicator.h"
 #include "ditc/Runtime/Launcher.h"
+#include "ditc/Runtime/Requests.h"
 #include "ditc/Runtime/Runner.h"
+#include "ditc/Runtime/Schedulers.h"
 #include "ditc/Support/ArgParser.h"
 #include "ditc/Support/BadInput.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -32,7 +36,8 @@ static const char *const kUsage =
     "               [--steps K] [--seed S] [--dtype float32|bfloat16] [--timeout SEC]\n"
     "               [--backend gloo|nccl] [--text-embeds FILE.npy] [--latents FILE.npy]\n"
     "               [--threads T] [--report FILE.json] [--weights SNAPSHOT_DIR]\n"
-    "               [--skip-memory-check]\n"
+    "               [--skip-memory-check] [--scheduler-config FILE.json]\n"
+    "               [--sigmas s0,...,sK] [--guidance-scale G] [--pooled-embeds FILE.npy]\n"
     "  PLAN_DIR         a folder written by `ditc compile` (or one rank-<r>/ bundle)\n"
     "  --output OUT.npy the final latents [B, C, F, H, W]; with dp > 1, replica i\n"
     "                   serves seed + i and writes OUT.dp<i>.npy\n"
@@ -43,6 +48,13 @@ static const char *const kUsage =
     "  --weights DIR    the parameters from a diffusers snapshot (a pipeline folder or a\n"
     "                   transformer folder); each rank reads only its slices\n"
     "                   (default: drawn from the seed)\n"
+    "  --pooled-embeds F  pooled text embeddings [branches, B, pooled_dim] (FLUX, SD3)\n"
+    "  --guidance-scale G  overrides the plan's guidance scale\n"
+    "  --scheduler-config F  a diffusers scheduler_config.json: the schedule and step\n"
+    "                   of FlowMatchEulerDiscreteScheduler, UniPCMultistepScheduler\n"
+    "                   (flow) or CogVideoXDDIMScheduler, as the model's pipeline runs it\n"
+    "  --sigmas s0,...,sK  the scheduler's sigmas, used verbatim: K steps\n"
+    "                   (default: linear from 1 to 0, flow-matching Euler)\n"
     "  --nproc N        start N local ranks on loopback; without it, run one rank from\n"
     "                   RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (torchrun)\n"
     "  --skip-memory-check  run even when the plan's estimated peak exceeds the\n"
@@ -88,7 +100,9 @@ int main(int argc, char **argv) {
     ArgParser parser("dit-run");
     for (const char *flag : {"--nproc", "--output", "--steps", "--seed", "--dtype",
                              "--timeout", "--backend", "--text-embeds", "--threads",
-                             "--report", "--latents", "--requests", "--weights"})
+                             "--report", "--latents", "--requests", "--weights",
+                             "--pooled-embeds", "--guidance-scale",
+                             "--scheduler-config", "--sigmas"})
       parser.addOption(flag);
     parser.addSwitch("--skip-memory-check");
     parser.parse(args);
@@ -114,6 +128,17 @@ int main(int argc, char **argv) {
     while (options.weights.size() > 1 && options.weights.back() == '/')
       options.weights.pop_back();
     options.memoryCheck = !parser.has("--skip-memory-check");
+    options.pooledEmbeds = parser.get("--pooled-embeds").value_or("");
+    options.schedulerConfig = parser.get("--scheduler-config").value_or("");
+    if (auto text = parser.get("--sigmas"))
+      options.sigmas = parseSigmas(*text, "--sigmas");
+    if (auto text = parser.get("--guidance-scale")) {
+      double g = parseFloatFlag("--guidance-scale", *text);
+      if (std::fabs(g) > kMaxGuidanceScale)
+        throw BadInput("--guidance-scale value " + *text +
+                       " is out of range; expected a number in [-1e6, 1e6]");
+      options.guidanceScale = g;
+    }
     std::string dtype = parser.get("--dtype").value_or("float32");
     if (dtype != "float32" && dtype != "bfloat16")
       throw BadInput("--dtype is '" + dtype + "'; expected float32 or bfloat16");

@@ -12,6 +12,7 @@
 
 #include "ditc/Runtime/Communicator.h"
 #include "ditc/Runtime/Plan.h"
+#include "ditc/Runtime/Schedulers.h"
 
 #include "ditc/Checkpoint/Snapshot.h"
 
@@ -47,6 +48,17 @@ public:
 
   const Program &program() const { return prog; }
 
+  /// The scheduler update the next steps apply (Schedulers.h), and the
+  /// state slots it reads and writes: this rank's shard of a multistep
+  /// scheduler's history, shared by both experts. nullptr, or an empty
+  /// rule: the op's own flow-matching Euler update.
+  void setStepRule(const StepRule *rule, std::vector<at::Tensor> *slots) {
+    stepRule = rule;
+    stepSlots = slots;
+  }
+  /// Replaces every cfg_combine's guidance scales (--guidance-scale).
+  void setGuidanceScale(std::optional<double> scale) { guidanceScale = scale; }
+
   /// With DITC_PROFILE_OPS=1 in the environment, the time spent in each
   /// kind of op (by its plan name; a call counts only its callee's ops),
   /// and how many ran, since the executor was made. Empty otherwise.
@@ -79,6 +91,7 @@ private:
   at::Tensor ringAttention(const Op &op, const at::Tensor &q, const at::Tensor &k,
                            const at::Tensor &v);
   std::string describe(const Op &op) const;
+  at::Tensor applyStepRule(const at::Tensor &latents, const at::Tensor &velocity);
 
   const Manifest &manifest;
   int64_t rank;
@@ -97,6 +110,9 @@ private:
   // sincos_pos_embed: this rank's [image rows, D] table per op.
   std::unordered_map<const Op *, at::Tensor> posTables;
   bool profiling;
+  const StepRule *stepRule = nullptr;
+  std::vector<at::Tensor> *stepSlots = nullptr;
+  std::optional<double> guidanceScale;
   std::map<std::string, OpTime> profile;
 };
 

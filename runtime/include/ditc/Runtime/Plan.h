@@ -163,6 +163,7 @@ struct Manifest {
   std::string planHash;
   // model
   std::string modelName;
+  std::string family; // model.family ("wan", "flux", ...): how its pipeline steps
   int64_t latentChannels = 0, textEmbedDim = 0, pooledDim = 0, experts = 1;
   std::vector<int64_t> patch; // [t, h, w]
   double boundaryRatio = 0.875;
@@ -172,6 +173,7 @@ struct Manifest {
   // workload
   int64_t batch = 1, latentFrames = 0, latentHeight = 0, latentWidth = 0;
   int64_t textTokens = 0, branches = 1, steps = 1;
+  double guidanceScale = 1.0; // workload.guidance_scale
   // mesh
   std::vector<Axis> axes; // outermost first
   std::vector<RankEntry> ranks;

@@ -13,6 +13,7 @@
 #include "ditc/Runtime/Plan.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,8 @@ struct Request {
   int64_t seed = 0;
   std::string textEmbeds; // optional .npy, [branches, B, T, E]
   std::string latents;    // optional .npy initial noise, [B, C, F, H, W]
+  std::string pooledEmbeds; // optional .npy, [branches, B, pooled_dim]
+  std::optional<double> guidanceScale; // overrides the plan's
   std::string output;     // the .npy the replica's leader writes
   std::string origin;     // "FILE line N" or "the command line", for messages
   int64_t line = 0;       // its line in --requests, or 0 when from the flags
@@ -31,8 +34,12 @@ struct Request {
 /// The flags a request list is built from.
 struct RequestDefaults {
   int64_t seed = 0;
-  std::string textEmbeds, latents, output, requestsFile;
+  std::string textEmbeds, latents, output, requestsFile, pooledEmbeds;
+  std::optional<double> guidanceScale;
 };
+
+/// Largest |guidance scale| a run accepts, as the plan's cfg_combine.
+constexpr double kMaxGuidanceScale = 1e6;
 
 /// Most requests one --requests file may hold.
 constexpr int64_t kMaxRequests = 100000;

@@ -4,7 +4,9 @@
 
 #include "ditc/Runtime/Communicator.h"
 
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace ditc::runtime {
 
@@ -19,6 +21,10 @@ struct RunOptions {
   std::string requestsFile; // optional JSONL, one request per line (Requests.h)
   std::string report;     // optional JSON of rank 0's per-step timings
   std::string weights;    // optional diffusers snapshot (Weights.h); else seeded
+  std::string pooledEmbeds;    // optional .npy, [branches, B, pooled_dim]
+  std::optional<double> guidanceScale; // --guidance-scale: overrides the plan's
+  std::string schedulerConfig; // optional scheduler_config.json (Schedulers.h)
+  std::optional<std::vector<double>> sigmas; // --sigmas s0,...,sK, verbatim
   int64_t rank = 0, worldSize = 1;
   int64_t threads = 0; // 0: defaultThreads()
   /// Refuse, before the rendezvous, a plan whose estimated peak does not
