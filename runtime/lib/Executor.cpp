@@ -159,8 +159,11 @@ std::vector<at::Tensor> Executor::runOp(const Function &fn, const Op &op,
   case OpKind::Call: {
     const Function &callee = prog.functions.at(op.callee);
     std::vector<at::Tensor> args(callee.valueShapes.size());
+    // The timestep and the guidance ([B], the only 1-d arguments) stay
+    // float32 in bfloat16 runs: their sinusoid is taken in float32, as
+    // diffusers' embeddings take it, and cast after.
     for (size_t i = 0; i < callee.args.size(); ++i)
-      args[callee.args[i]] = in[i].to(computeType);
+      args[callee.args[i]] = in[i].dim() == 1 ? in[i] : in[i].to(computeType);
     std::vector<at::Tensor> results =
         runFunction(callee, std::move(args), computeType, lastStep, depth + 1);
     for (at::Tensor &r : results)
