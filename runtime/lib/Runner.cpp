@@ -17,6 +17,7 @@
 #include <dlfcn.h>
 #include <sched.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <chrono>
 #include <climits>
 #include <ctime>
@@ -162,6 +163,16 @@ static Schedule planSchedule(const RunOptions &options, const Manifest &m) {
   request.imageSeqLen = frames * (m.latentHeight / m.patch[1]) * (m.latentWidth / m.patch[2]);
   request.videoSeqLen = m.latentFrames * m.latentHeight * m.latentWidth;
   request.configPath = options.schedulerConfig;
+  // A diffusers pipeline folder stands for its scheduler/scheduler_config.json.
+  struct stat info;
+  if (!request.configPath.empty() && ::stat(request.configPath.c_str(), &info) == 0 &&
+      S_ISDIR(info.st_mode)) {
+    request.configPath = schedulerConfigIn(options.schedulerConfig);
+    if (request.configPath.empty())
+      throw BadInput("--scheduler-config " + escapeInvalidUtf8(options.schedulerConfig) +
+                     ": is a folder without scheduler/scheduler_config.json; give the "
+                     "file itself or a diffusers pipeline folder");
+  }
   // A pipeline snapshot carries its scheduler: --weights DIR runs it unless
   // --scheduler-config names another (a transformer folder has none, and
   // keeps the linear default).

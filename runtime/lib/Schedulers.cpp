@@ -173,6 +173,9 @@ Schedule flowMatchEuler(const JsonObject &c, const ScheduleRequest &r) {
   Schedule s;
   s.scheduler = "FlowMatchEulerDiscreteScheduler";
   int64_t n = r.steps;
+  if (r.family == "mochi" && !r.sigmas && n < 2)
+    throw BadInput("the run has 1 step, but Mochi's pipeline needs at least 2: its "
+                   "linear_quadratic_schedule divides by num_steps // 2");
   Table table;
   if (r.sigmas) {
     // Verbatim: the K + 1 values are the scheduler's sigma table itself.
@@ -610,6 +613,25 @@ Schedule cogVideoXDdim(const JsonObject &c, const ScheduleRequest &r) {
   }
   return s;
 }
+/// A config can still drive the arithmetic out of range (betas of 1, a
+/// shift_terminal that divides by zero, an overflowing mu); such a schedule
+/// is refused rather than run to NaN latents.
+void checkFinite(const Schedule &s, const JsonObject &c) {
+  for (size_t i = 0; i < s.steps.size(); ++i) {
+    const ScheduleStep &step = s.steps[i];
+    bool finite = std::isfinite(step.sigma) && std::isfinite(step.sigmaNext) &&
+                  std::isfinite(step.timestep) && std::isfinite(step.modelTimestep);
+    for (const StepInstruction &instruction : step.rule.instructions)
+      for (const StepTerm &term : instruction.terms)
+        finite = finite && std::isfinite(term.coeff);
+    if (!finite)
+      throw BadInput(c.file() + ": gives a non-finite sigma, timestep or step "
+                                "coefficient at step " +
+                     std::to_string(i) + " of " + std::to_string(s.steps.size()) +
+                     "; its values drive " + s.scheduler +
+                     "'s arithmetic out of range");
+  }
+}
 } // namespace
 
 double transformerTimestep(const std::string &family, double t) {
@@ -689,6 +711,7 @@ Schedule buildSchedule(const ScheduleRequest &request) {
              "FlowMatchEulerDiscreteScheduler, UniPCMultistepScheduler or "
              "CogVideoXDDIMScheduler");
     s.source = c.file();
+    checkFinite(s, c);
     return s;
   }
   Schedule s;
