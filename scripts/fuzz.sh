@@ -4,14 +4,14 @@
 # corpus/, crashes to build-fuzz/out/<target>/; copy a crash into
 # test/fuzz/corpus/<target>/ and it becomes a ctest regression.
 # Usage: scripts/fuzz.sh [SECONDS per target, default 60] [TARGET...]
-#        (targets: npy plan config deployment safetensors; default all)
+#        (targets: npy plan config deployment safetensors scheduler; default all)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${DITC_FUZZ_BUILD_DIR:-$root/build-fuzz}
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(npy plan config deployment safetensors)
+[[ ${#targets[@]} -gt 0 ]] || targets=(npy plan config deployment safetensors scheduler)
 
 "$root/scripts/setup.sh" --compiler-only
 missing=()

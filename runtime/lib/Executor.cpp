@@ -319,6 +319,12 @@ std::vector<at::Tensor> Executor::runOp(const Function &fn, const Op &op,
     at::Tensor out = u;
     for (size_t i = 0; i < a.guidanceScales.size(); ++i)
       out = out + guidanceScale.value_or(a.guidanceScales[i]) * (in[i] - u);
+    // Qwen-Image's pipeline rescales the guided prediction of each token to
+    // the norm of the conditional one (its true CFG). A token's features
+    // are never split across ranks, so the norms are local.
+    if (manifest.family == "qwen_image" && in.size() == 2)
+      out = out * (at::norm(in[0], 2, {-1}, /*keepdim=*/true) /
+                   at::norm(out, 2, {-1}, /*keepdim=*/true));
     return {out};
   }
   case OpKind::SchedulerStep:

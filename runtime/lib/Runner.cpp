@@ -670,8 +670,9 @@ void runRank(const RunOptions &options) {
     // The denoising loop over the schedule (Schedulers.h). A multistep
     // scheduler's history starts empty for every request.
     std::vector<at::Tensor> slots(size_t(schedule.slots));
-    double guidance = transformerGuidance(
-        m.family, request.guidanceScale.value_or(m.guidanceScale));
+    // The guidance input is the scale itself; the graph applies the
+    // family's 1000x (FLUX's transformer, HunyuanVideo's pipeline).
+    double guidance = request.guidanceScale.value_or(m.guidanceScale);
     for (auto &executor : experts)
       executor->setGuidanceScale(request.guidanceScale);
     Progress progress(steps, rank == 0);
@@ -690,7 +691,7 @@ void runRank(const RunOptions &options) {
         if (in.name == "latents")
           value = latents;
         else if (in.name == "timestep") // float32 in bfloat16 runs too
-          value = at::full({m.batch}, at.modelTimestep, device);
+          value = at::full({m.batch}, at.timestep, device);
         else if (in.name == "sigma")
           value = at::scalar_tensor(at.sigma, device);
         else if (in.name == "sigma_next")
@@ -767,16 +768,13 @@ void runRank(const RunOptions &options) {
                              {"setup_ms", setupMs},
                              {"threads", threads}};
     // The schedule as run: the scheduler's sigma table and, per step, its
-    // timestep and the value the transformer was given.
+    // timestep (the transformer's timestep input).
     nlohmann::json scheduleJson = {{"scheduler", schedule.scheduler},
                                    {"source", schedule.source},
                                    {"sigmas", schedule.sigmas},
-                                   {"timesteps", nlohmann::json::array()},
-                                   {"model_timesteps", nlohmann::json::array()}};
-    for (const ScheduleStep &s : schedule.steps) {
+                                   {"timesteps", nlohmann::json::array()}};
+    for (const ScheduleStep &s : schedule.steps)
       scheduleJson["timesteps"].push_back(s.timestep);
-      scheduleJson["model_timesteps"].push_back(s.modelTimestep);
-    }
     if (schedule.mu)
       scheduleJson["mu"] = *schedule.mu;
     report["schedule"] = scheduleJson;

@@ -250,7 +250,6 @@ Schedule flowMatchEuler(const JsonObject &c, const ScheduleRequest &r) {
     step.sigmaNext = s.sigmas[size_t(i) + 1];
     // timesteps = sigmas * num_train_timesteps, a float32 torch product.
     step.timestep = float32(float(step.sigma) * float(trainSteps));
-    step.modelTimestep = transformerTimestep(r.family, step.timestep);
     s.steps.push_back(step);
   }
   return s;
@@ -454,7 +453,6 @@ Schedule uniPC(const JsonObject &c, const ScheduleRequest &r) {
     step.sigmaNext = s.sigmas[size_t(i) + 1];
     // timesteps = (sigmas * T) in float64, then cast to int64 (truncation).
     step.timestep = double(int64_t(sigmas64[size_t(i)] * double(trainSteps)));
-    step.modelTimestep = transformerTimestep(r.family, step.timestep);
     std::vector<StepInstruction> &code = step.rule.instructions;
     // convert_model_output: x0 = sample - sigma * v.
     code.push_back({mNew, {{kStepLatents, 1.0}, {kStepVelocity, -step.sigma}}});
@@ -593,7 +591,6 @@ Schedule cogVideoXDdim(const JsonObject &c, const ScheduleRequest &r) {
                  "sqrt(alpha_prod_t) = 0 at timestep " + std::to_string(t));
     ScheduleStep step;
     step.timestep = double(t);
-    step.modelTimestep = transformerTimestep(r.family, step.timestep);
     // The op's sigma inputs carry sqrt(1 - alpha_prod) for the record; the
     // rule below is the update.
     step.sigma = float32(std::sqrt(beta));
@@ -620,7 +617,7 @@ void checkFinite(const Schedule &s, const JsonObject &c) {
   for (size_t i = 0; i < s.steps.size(); ++i) {
     const ScheduleStep &step = s.steps[i];
     bool finite = std::isfinite(step.sigma) && std::isfinite(step.sigmaNext) &&
-                  std::isfinite(step.timestep) && std::isfinite(step.modelTimestep);
+                  std::isfinite(step.timestep);
     for (const StepInstruction &instruction : step.rule.instructions)
       for (const StepTerm &term : instruction.terms)
         finite = finite && std::isfinite(term.coeff);
@@ -633,21 +630,6 @@ void checkFinite(const Schedule &s, const JsonObject &c) {
   }
 }
 } // namespace
-
-double transformerTimestep(const std::string &family, double t) {
-  // FLUX and Qwen-Image pipelines pass timestep / 1000 (float32 division);
-  // their transformers multiply by 1000 again.
-  if (family == "flux" || family == "qwen_image")
-    return double(float(t) / 1000.0f);
-  return t;
-}
-
-double transformerGuidance(const std::string &family, double guidanceScale) {
-  // HunyuanVideo's pipeline multiplies by 1000; FLUX's transformer does.
-  if (family == "hunyuan_video")
-    return double(float(guidanceScale) * 1000.0f);
-  return double(float(guidanceScale));
-}
 
 std::vector<double> parseSigmas(const std::string &text, const std::string &flag) {
   std::vector<double> values;
@@ -725,7 +707,6 @@ Schedule buildSchedule(const ScheduleRequest &request) {
       step.sigma = s.sigmas[i];
       step.sigmaNext = s.sigmas[i + 1];
       step.timestep = float32(float(step.sigma) * 1000.0f);
-      step.modelTimestep = transformerTimestep(request.family, step.timestep);
       s.steps.push_back(step);
     }
     return s;
@@ -742,7 +723,6 @@ Schedule buildSchedule(const ScheduleRequest &request) {
     step.sigma = s.sigmas[size_t(i)];
     step.sigmaNext = s.sigmas[size_t(i) + 1];
     step.timestep = step.sigma * 1000.0;
-    step.modelTimestep = transformerTimestep(request.family, step.timestep);
     s.steps.push_back(step);
   }
   return s;

@@ -9,7 +9,7 @@ where it rounds them; the updates themselves run in float64.
 
     ref = reference_schedule(config_or_None, family, steps, image_seq_len,
                              video_seq_len, sigmas=None)
-    ref.sigmas, ref.timesteps, ref.model_timesteps, ref.mu
+    ref.sigmas, ref.timesteps, ref.mu
     stepper = ref.stepper()          # one per rank: its own history
     x = stepper.step(i, x, v)        # step i of the schedule
 """
@@ -49,19 +49,6 @@ def pipeline_sigmas(family, n):
     if family == "mochi":
         return np.array(linear_quadratic_schedule(n, 0.025))
     return None
-
-
-def transformer_timestep(family, t):
-    """What the pipeline passes as the transformer's timestep."""
-    if family in ("flux", "qwen_image"):
-        return float(f32(t) / f32(1000))
-    return float(t)
-
-
-def transformer_guidance(family, g):
-    if family == "hunyuan_video":
-        return float(f32(g) * f32(1000))
-    return float(f32(g))
 
 
 class FlowMatchEuler:
@@ -319,7 +306,6 @@ class Reference:
         self.mu = mu
         self.sigmas = sched.sigmas
         self.timesteps = sched.timesteps
-        self.model_timesteps = [transformer_timestep(family, t) for t in sched.timesteps]
 
     def stepper(self):
         return self.sched.stepper()

@@ -473,6 +473,10 @@ class Rank:
                 if self.guidance_scale is not None:
                     scale = self.guidance_scale
                 out = out + scale * (c - u)
+            if self.plan.manifest["model"].get("family") == "qwen_image" and len(ins) == 2:
+                # Qwen-Image's true CFG: each token back to the conditional norm.
+                out = out * (np.linalg.norm(ins[0], axis=-1, keepdims=True) /
+                             np.linalg.norm(out, axis=-1, keepdims=True))
             return [out]
         if name == "dit.scheduler_step":
             if self.stepper is not None:
@@ -554,8 +558,7 @@ def simulate(root, steps, seed, config=None, sigmas=None, guidance_scale=None,
         f * h * w, sigmas)
     steps = len(ref.timesteps)
     scheduled = config is not None or sigmas is not None
-    guidance = schedulers_ref.transformer_guidance(
-        family, guidance_scale if guidance_scale is not None else work.get("guidance_scale", 3.5))
+    guidance = guidance_scale if guidance_scale is not None else work["guidance_scale"]
     patch = model["patch"]
     b = work["batch"]
     c = model["latent_channels"]
@@ -586,7 +589,7 @@ def simulate(root, steps, seed, config=None, sigmas=None, guidance_scale=None,
                 if name == "latents":
                     value = state[r.rank]
                 elif name == "timestep":
-                    value = np.full([b], ref.model_timesteps[step])
+                    value = np.full([b], ref.timesteps[step])
                 elif name == "sigma":
                     value = np.array(sigma)
                 elif name == "sigma_next":

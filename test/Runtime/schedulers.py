@@ -98,8 +98,7 @@ def check_schedule(name, report, ref):
     s = report["schedule"]
     lines = []
     for key, ours, theirs in (("sigmas", s["sigmas"], ref.sigmas),
-                              ("timesteps", s["timesteps"], ref.timesteps),
-                              ("model timesteps", s["model_timesteps"], ref.model_timesteps)):
+                              ("timesteps", s["timesteps"], ref.timesteps)):
         if theirs is None:
             continue
         ours, theirs = np.asarray(ours, np.float64), np.asarray(theirs, np.float64)

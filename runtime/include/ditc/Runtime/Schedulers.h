@@ -60,8 +60,11 @@ struct StepRule {
 
 struct ScheduleStep {
   double sigma = 0, sigmaNext = 0; // the op's sigma inputs (float32 values)
-  double timestep = 0;             // the scheduler's t (the expert boundary compares it)
-  double modelTimestep = 0;        // what the pipeline passes as the transformer's `timestep`
+  // The scheduler's t: the `timestep` step input, and what the expert
+  // boundary compares. Where a pipeline hands its transformer t / 1000 and
+  // the transformer multiplies by 1000 again (FLUX, Qwen-Image), the graph
+  // embeds t itself (docs/runtime.md, "Schedules").
+  double timestep = 0;
   StepRule rule;
 };
 
@@ -94,16 +97,6 @@ Schedule buildSchedule(const ScheduleRequest &request);
 /// Parses --sigmas "s0,s1,...,sK": K + 1 finite numbers in [0, 1], K in
 /// [1, 100000]. Throws BadInput naming `flag`.
 std::vector<double> parseSigmas(const std::string &text, const std::string &flag);
-
-/// The value `family`'s pipeline passes to its transformer for scheduler
-/// timestep `t`: t / 1000 for FLUX and Qwen-Image (their transformers
-/// multiply by 1000 again), t itself for every other family.
-double transformerTimestep(const std::string &family, double t);
-
-/// The value `family`'s pipeline passes as the transformer's `guidance`
-/// (guidance-distilled models): G for FLUX (its transformer multiplies by
-/// 1000), 1000 G for HunyuanVideo (its pipeline multiplies).
-double transformerGuidance(const std::string &family, double guidanceScale);
 
 /// scheduler/scheduler_config.json of a diffusers pipeline folder, or empty
 /// when `dir` has none (a transformer folder alone).
