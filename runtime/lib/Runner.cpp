@@ -670,9 +670,8 @@ void runRank(const RunOptions &options) {
     // The denoising loop over the schedule (Schedulers.h). A multistep
     // scheduler's history starts empty for every request.
     std::vector<at::Tensor> slots(size_t(schedule.slots));
-    // The guidance input is the scale itself; the graph applies the
-    // family's 1000x (FLUX's transformer, HunyuanVideo's pipeline).
-    double guidance = request.guidanceScale.value_or(m.guidanceScale);
+    double guidance =
+        guidanceInput(m.family, request.guidanceScale.value_or(m.guidanceScale));
     for (auto &executor : experts)
       executor->setGuidanceScale(request.guidanceScale);
     Progress progress(steps, rank == 0);

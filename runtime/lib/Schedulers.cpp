@@ -631,6 +631,12 @@ void checkFinite(const Schedule &s, const JsonObject &c) {
 }
 } // namespace
 
+double guidanceInput(const std::string &family, double guidanceScale) {
+  if (family == "hunyuan_video")
+    return double(float(guidanceScale) * 1000.0f);
+  return guidanceScale;
+}
+
 std::vector<double> parseSigmas(const std::string &text, const std::string &flag) {
   std::vector<double> values;
   size_t start = 0;

@@ -51,6 +51,14 @@ def pipeline_sigmas(family, n):
     return None
 
 
+def guidance_input(family, g):
+    """What the pipeline passes as the transformer's guidance: HunyuanVideo
+    multiplies by 1000 (float32); FLUX passes the scale."""
+    if family == "hunyuan_video":
+        return float(f32(g) * f32(1000))
+    return g
+
+
 class FlowMatchEuler:
     def __init__(self, c):
         self.c = c

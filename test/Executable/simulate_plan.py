@@ -558,7 +558,8 @@ def simulate(root, steps, seed, config=None, sigmas=None, guidance_scale=None,
         f * h * w, sigmas)
     steps = len(ref.timesteps)
     scheduled = config is not None or sigmas is not None
-    guidance = guidance_scale if guidance_scale is not None else work["guidance_scale"]
+    guidance = schedulers_ref.guidance_input(
+        family, guidance_scale if guidance_scale is not None else work["guidance_scale"])
     patch = model["patch"]
     b = work["batch"]
     c = model["latent_channels"]

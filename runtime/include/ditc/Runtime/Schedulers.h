@@ -94,6 +94,12 @@ struct ScheduleRequest {
 /// config diffusers refuses or this dit-run cannot reproduce.
 Schedule buildSchedule(const ScheduleRequest &request);
 
+/// The `guidance` step input for guidance scale G: what `family`'s
+/// pipeline passes as its transformer's `guidance`. HunyuanVideo's pipeline
+/// passes 1000 G (float32); FLUX's passes G, and its transformer's 1000x is
+/// in the graph.
+double guidanceInput(const std::string &family, double guidanceScale);
+
 /// Parses --sigmas "s0,s1,...,sK": K + 1 finite numbers in [0, 1], K in
 /// [1, 100000]. Throws BadInput naming `flag`.
 std::vector<double> parseSigmas(const std::string &text, const std::string &flag);
