@@ -36,7 +36,7 @@ func.func @embeddings(%latents: tensor<1x4x2x4x4xf32>, %image: tensor<1x4x4x4xf3
   %g = dit.timestep_embedding %t {freq_dim = 16 : i64, weight = "guidance_embedder", scale = 1000.0 : f64} : tensor<1xf32> -> tensor<1x8xf32>
   // SD3: the centre crop of a 3 x 3 position table over a 2 x 2 grid.
   // CHECK: dit.patch_embed %{{.*}} {grid = array<i64: 1, 2, 2>, patch = array<i64: 1, 2, 2>, pos_embed = "pos_embed.pos_embed", pos_embed_max_size = 3 : i64, weight = "pos_embed.proj"} : tensor<1x4x4x4xf32> -> tensor<1x4x8xf32>
-  %z = dit.patch_embed %image {patch = array<i64: 1, 2, 2>, weight = "pos_embed.proj", pos_embed = "pos_embed.pos_embed", pos_embed_max_size = 3 : i64, grid = array<i64: 1, 2, 2>} : tensor<1x4x4x4xf32> -> tensor<1x4x8xf32>
+  %w = dit.patch_embed %image {patch = array<i64: 1, 2, 2>, weight = "pos_embed.proj", pos_embed = "pos_embed.pos_embed", pos_embed_max_size = 3 : i64, grid = array<i64: 1, 2, 2>} : tensor<1x4x4x4xf32> -> tensor<1x4x8xf32>
   return %x, %y, %temb : tensor<1x8x8xf32>, tensor<1x4x8xf32>, tensor<1x8xf32>
 }
 

@@ -47,34 +47,14 @@ def plan_parameters(plan):
 
 
 def to_checkpoint(spec, value, manifest, config):
-    """The checkpoint tensor a plan parameter stands for. With a
-    `checkpoint` shape the op's tensor is its row-major reshape. Without
-    one, the patch embedding and the output projection hold features in
-    (pt, ph, pw, C) order (docs/plan-format.md), where diffusers' video
-    models keep (C, pt, ph, pw): a Conv3d kernel [D, C, pt, p, p]
-    (HunyuanVideo), a Conv2d kernel [D, C, p, p] (CogVideoX 1.0, Mochi per
-    frame), a Linear over (C, pt, p, p) (CogVideoX 1.5). Mochi's output
-    projection already holds (p, p, C)."""
+    """The checkpoint tensor a plan parameter stands for: with a
+    `checkpoint` shape (a Conv2d/Conv3d patch kernel), the op's tensor is
+    its row-major reshape; otherwise the tensor itself. The patch
+    embedding's columns are (C, pt, ph, pw), and the plan keeps each
+    family's own unpatchify order (`latents.feature_order`), so no
+    parameter is permuted (docs/plan-format.md)."""
     if "checkpoint" in spec:
         return value.reshape(spec["checkpoint"]["shape"])
-    model = manifest["model"]
-    family = model["family"]
-    if family not in ("cogvideox", "hunyuan_video", "mochi"):
-        return value
-    pt, ph, pw = model["patch"]
-    c = model["latent_channels"]
-    name = spec["name"]
-    if name in ("patch_embed.proj.weight", "x_embedder.proj.weight"):
-        d = value.shape[0]
-        kernel = value.reshape(d, pt, ph, pw, c).transpose(0, 4, 1, 2, 3)
-        if family == "hunyuan_video":
-            return kernel
-        if family == "mochi" or config.get("patch_size_t") is None:
-            return kernel.reshape(d, c, ph, pw)
-        return kernel.reshape(d, -1)
-    if name in ("proj_out.weight", "proj_out.bias") and family != "mochi":
-        rows = value.reshape(pt, ph, pw, c, -1).transpose(3, 0, 1, 2, 4)
-        return rows.reshape(value.shape)
     return value
 
 
@@ -87,8 +67,10 @@ def main():
     parser.add_argument("--output", required=True)
     parser.add_argument("--timestep", type=float, required=True)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--guidance", type=float, default=3.5,
-                        help="the embedded guidance dit-run feeds (HunyuanVideo)")
+    parser.add_argument("--guidance", type=float,
+                        help="the embedded guidance dit-run feeds (HunyuanVideo); "
+                        "default 1000 x the plan's guidance scale, as its pipeline "
+                        "passes it")
     parser.add_argument("--tolerance", type=float, default=1e-5)
     args = parser.parse_args()
 
@@ -116,8 +98,11 @@ def main():
         # The runner's seeded pooled text of branch 0 and its guidance input.
         pooled = counter_normal(args.seed, "pooled0",
                                 [x.shape[0], manifest["model"]["pooled_dim"]])
+        guidance = args.guidance
+        if guidance is None:
+            guidance = 1000.0 * manifest["workload"]["guidance_scale"]
         v_ref = reference.forward(weights, config, x, text, t, pooled,
-                                  np.full([x.shape[0]], args.guidance))
+                                  np.full([x.shape[0]], guidance))
     else:
         v_ref = reference.forward(weights, config, x, text, t)
     if v_ref.shape != v_run.shape:

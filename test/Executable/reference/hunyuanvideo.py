@@ -10,7 +10,7 @@ pooled text [B, P], the embedded guidance [B] and the text mask [B, L]
 """
 import numpy as np
 
-from common import (gelu_tanh, heads, layer_norm, linear, merge_heads,
+from video_common import (gelu_tanh, heads, layer_norm, linear, merge_heads,
                     rms_norm, rope_1d, rotate_interleaved, sdpa, silu,
                     timestep_features, timestep_mlp)
 

@@ -17,7 +17,7 @@ text rows are diffusers'.
 """
 import numpy as np
 
-from common import (heads, layer_norm, linear, merge_heads, rms_norm, sdpa,
+from video_common import (heads, layer_norm, linear, merge_heads, rms_norm, sdpa,
                     silu, timestep_features, timestep_mlp)
 
 DEFAULTS = {
