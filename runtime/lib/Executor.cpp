@@ -47,10 +47,13 @@ void Executor::materializeParameters(int64_t seed) {
 void Executor::loadParameters(const checkpoint::TransformerWeights &weights) {
   int64_t tpSize = manifest.axisSize("tp");
   int64_t tpIndex = manifest.ranks[rank].coords.at("tp");
-  // float32 on the CPU: F32 tensors are used in place, in the mapped file.
-  bool inPlace = computeType == at::kFloat && device.is_cpu();
+  // On the CPU, tensors stored in the compute dtype are used in place, in
+  // the mapped file.
+  std::optional<at::ScalarType> inPlaceType;
+  if (device.is_cpu())
+    inPlaceType = computeType;
   placeParameters([&](const ParamSpec &spec) {
-    return loadParameter(weights, spec, tpSize, tpIndex, inPlace);
+    return loadParameter(weights, spec, tpSize, tpIndex, inPlaceType);
   });
   loaded = true;
 }

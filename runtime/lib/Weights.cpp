@@ -92,19 +92,25 @@ openWeights(const std::string &dir, const Manifest &m,
 }
 
 at::Tensor loadParameter(const TransformerWeights &weights, const ParamSpec &spec,
-                         int64_t tpSize, int64_t tpIndex, bool inPlace) {
+                         int64_t tpSize, int64_t tpIndex,
+                         std::optional<at::ScalarType> inPlaceType) {
   std::vector<int64_t> shape = spec.shape;
   if (spec.onlyOnTpZero && tpIndex != 0)
     return at::zeros(shape, at::kFloat);
   TensorLocation where = weights.locate(spec.name);
-  const char *base = inPlace && where.tensor->type == checkpoint::StoredType::F32
-                         ? where.file->mapped(*where.tensor)
-                         : nullptr;
+  checkpoint::StoredType stored = where.tensor->type;
+  bool storedInComputeType =
+      inPlaceType && ((stored == checkpoint::StoredType::F32 && *inPlaceType == at::kFloat) ||
+                      (stored == checkpoint::StoredType::BF16 &&
+                       *inPlaceType == at::kBFloat16));
+  const char *base = storedInComputeType ? where.file->mapped(*where.tensor) : nullptr;
   if (base) {
-    // The stored float32 tensor used in place, in the plan's shape (a
-    // row-major reshape of the stored one): the slice of one segment is a
-    // strided view, that of several segments a copy of the slice alone.
-    at::Tensor full = at::from_blob(const_cast<char *>(base), spec.shape, at::kFloat);
+    // The stored tensor used in place, in the plan's shape (a row-major
+    // reshape of the stored one): the slice of one segment is a strided
+    // view, that of several segments a copy of the slice alone.
+    int64_t elementBytes = checkpoint::storedTypeBytes(stored);
+    at::Tensor full =
+        at::from_blob(const_cast<char *>(base), spec.shape, *inPlaceType);
     at::Tensor slice = full;
     if (spec.splitDim >= 0 && tpSize > 1) {
       std::vector<at::Tensor> pieces;
@@ -116,7 +122,24 @@ at::Tensor loadParameter(const TransformerWeights &weights, const ParamSpec &spe
       }
       slice = pieces.size() == 1 ? pieces[0] : at::cat(pieces, spec.splitDim);
     }
-    where.file->noteRead(slice.numel() * 4);
+    // Map the slice's pages in now, so that loading ends with every byte
+    // this rank reads resident and mapped, and the first step takes no page
+    // faults: one read per page of each span (the page cache's pages, no
+    // copy; only the pages the slice touches).
+    constexpr int64_t kPage = 4096;
+    volatile char sink = 0;
+    for (const auto &[first, count] :
+         checkpoint::sliceSpans(spec.shape, spec.splitDim, spec.segments, tpSize,
+                                tpIndex)) {
+      if (count <= 0)
+        continue;
+      const char *begin = base + first * elementBytes,
+                 *end = begin + count * elementBytes;
+      for (const char *page = begin; page < end; page += kPage)
+        sink = sink + *page;
+      sink = sink + end[-1];
+    }
+    where.file->noteRead(slice.numel() * elementBytes);
     return slice;
   }
   if (spec.splitDim >= 0)

@@ -6,6 +6,9 @@ import math
 
 import numpy as np
 
+# nn.Linear, SiLU and the tanh GELU, as the Wan/LTX references transcribe them.
+from wan_ltx_common import gelu_tanh, linear, silu  # noqa: F401
+
 
 class Weights:
     """A state dict (name -> array) that records which names were read, so
@@ -23,21 +26,6 @@ class Weights:
 
     def unused(self):
         return sorted(set(self.tensors) - self.used)
-
-
-def linear(w, name, x, bias=True):
-    """nn.Linear: x W^T + b."""
-    y = x @ w[name + ".weight"].T
-    return y + w[name + ".bias"] if bias else y
-
-
-def silu(x):
-    return x / (1.0 + np.exp(-x))
-
-
-def gelu_tanh(x):
-    """nn.GELU(approximate="tanh"), FeedForward's "gelu-approximate"."""
-    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
 
 
 def layer_norm(x, eps):

@@ -8,38 +8,8 @@ import math
 
 import numpy as np
 
-
-def linear(w, name, x, bias=True):
-    """torch.nn.Linear `name`: x W^T + b."""
-    y = x @ w[name + ".weight"].T
-    return y + w[name + ".bias"] if bias else y
-
-
-def layer_norm(x, eps, weight=None, bias=None):
-    """torch.nn.LayerNorm over the last dimension (biased variance)."""
-    mean = x.mean(-1, keepdims=True)
-    var = ((x - mean) ** 2).mean(-1, keepdims=True)
-    y = (x - mean) / np.sqrt(var + eps)
-    if weight is not None:
-        y = y * weight
-    if bias is not None:
-        y = y + bias
-    return y
-
-
-def rms_norm(x, eps, weight=None):
-    """diffusers.models.normalization.RMSNorm."""
-    y = x / np.sqrt((x * x).mean(-1, keepdims=True) + eps)
-    return y * weight if weight is not None else y
-
-
-def silu(x):
-    return x / (1.0 + np.exp(-x))
-
-
-def gelu_tanh(x):
-    """torch.nn.functional.gelu(approximate="tanh")."""
-    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+# The building blocks the Wan/LTX references use, the same modules here.
+from wan_ltx_common import gelu_tanh, layer_norm, linear, rms_norm, silu  # noqa: F401
 
 
 def timestep_features(t, dim, flip_sin_to_cos=True, shift=0.0, max_period=10000.0):

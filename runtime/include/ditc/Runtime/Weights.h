@@ -18,6 +18,8 @@
 
 #include <ATen/ATen.h>
 
+#include <optional>
+
 #include <memory>
 
 namespace ditc::runtime {
@@ -32,18 +34,19 @@ std::shared_ptr<const checkpoint::Snapshot>
 openWeights(const std::string &dir, const Manifest &manifest,
             const std::vector<const Program *> &programs);
 
-/// This rank's slice of `spec` from `weights` (float32): the slice the
-/// plan's split gives tp coordinate `tpIndex` of `tpSize`; zero, and nothing
-/// read, for a row-parallel bias off tp coordinate 0. With `inPlace` (a
-/// float32 CPU run), an F32 tensor is used where it lies in the file mapped
-/// read-only (the page cache, shared by the ranks of a host), as a view;
-/// otherwise, and for F16 and BF16, the slice is read with pread as
-/// contiguous spans and widened. Either way only the slice's bytes are
-/// counted as read. A mapped tensor lives as long as `weights`, whose file
-/// must not change during the run.
+/// This rank's slice of `spec` from `weights`: the slice the plan's split
+/// gives tp coordinate `tpIndex` of `tpSize`; zero, and nothing read, for a
+/// row-parallel bias off tp coordinate 0. With `inPlaceType` (a CPU run's
+/// compute dtype), a tensor stored in that dtype (F32 in a float32 run,
+/// BF16 in a bfloat16 one) is used where it lies in the file mapped
+/// read-only (the page cache, shared by the ranks of a host), as a view
+/// whose pages are mapped in before it returns; otherwise the slice is read
+/// with pread as contiguous spans and widened to float32. Either way only
+/// the slice's bytes are counted as read. A mapped tensor lives as long as
+/// `weights`, whose file must not change during the run.
 at::Tensor loadParameter(const checkpoint::TransformerWeights &weights,
                          const ParamSpec &spec, int64_t tpSize, int64_t tpIndex,
-                         bool inPlace);
+                         std::optional<at::ScalarType> inPlaceType);
 
 } // namespace ditc::runtime
 
