@@ -67,9 +67,17 @@ WeightsReport checkWeights(const std::string &dir) {
   registerAllDialects(registry);
   mlir::MLIRContext context(registry);
   auto module = importModel(context, spec, workload);
+  // Every module the importer writes, before partitioning: a checkpoint
+  // also stores what the graph computes but never uses (Qwen-Image's last
+  // block updates the text stream that nothing reads afterwards, so the
+  // partition drops those ops and a plan never reads their tensors).
+  std::map<std::string, std::map<std::string, std::vector<int64_t>>> imported;
+  imported["transformer"] = expectedTensors(*module, "transformer");
+  if (spec.experts == 2)
+    imported["transformer_2"] = expectedTensors(*module, "transformer_2");
   // The one-rank partition, as `ditc compile` runs it: its ops hold the
   // latents as patch tokens, the layout the plan's parameters are given
-  // for, so the expected tensors are exactly a plan's.
+  // for, so the expected tensors are a plan's, plus the dead ones above.
   mlir::PassManager pm(&context);
   PartitionOptions options;
   options.checkLegality = false;
@@ -101,8 +109,11 @@ WeightsReport checkWeights(const std::string &dir) {
     ComponentReport out;
     out.component = c;
     std::map<std::string, std::vector<int64_t>> expected;
-    if (c == "transformer" || spec.experts == 2)
+    if (c == "transformer" || spec.experts == 2) {
       expected = expectedTensors(*module, c);
+      for (const auto &[name, shape] : imported[c])
+        expected.emplace(name, shape);
+    }
     out.expected = int64_t(expected.size());
     if (!snapshot.has(c)) {
       // loadModel found this expert's config, so the snapshot names it
