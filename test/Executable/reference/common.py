@@ -7,7 +7,9 @@ import math
 import numpy as np
 
 # nn.Linear, SiLU and the tanh GELU, as the Wan/LTX references transcribe them.
-from wan_ltx_common import gelu_tanh, linear, silu  # noqa: F401
+from wan_ltx_common import (gelu_tanh, linear, silu,  # noqa: F401
+                            timestep_embedding, timestep_sinusoid)
+from wan_ltx_common import feed_forward_gelu_tanh as feed_forward  # noqa: F401
 
 
 class Weights:
@@ -41,24 +43,10 @@ def rms_norm(x, weight, eps):
     return y * weight
 
 
-def feed_forward(w, name, x):
-    """FeedForward(activation_fn="gelu-approximate"): net.0.proj, tanh GELU,
-    net.2 (net.1 is dropout)."""
-    return linear(w, name + ".net.2", gelu_tanh(linear(w, name + ".net.0.proj", x)))
-
-
 def timestep_features(t, dim=256):
     """Timesteps(num_channels=dim, flip_sin_to_cos=True,
     downscale_freq_shift=0): get_timestep_embedding, cosines first."""
-    half = dim // 2
-    exponent = -math.log(10000.0) * np.arange(half, dtype=np.float64) / half
-    args = np.asarray(t, dtype=np.float64)[:, None] * np.exp(exponent)[None, :]
-    return np.concatenate([np.cos(args), np.sin(args)], axis=-1)
-
-
-def timestep_embedding(w, name, features):
-    """TimestepEmbedding: linear_1, SiLU, linear_2."""
-    return linear(w, name + ".linear_2", silu(linear(w, name + ".linear_1", features)))
+    return timestep_sinusoid(t, dim, True, 0)
 
 
 def text_projection(w, name, pooled):

@@ -65,9 +65,12 @@ def pixart_text_projection(w, name, caption):
     return linear(w, name + ".linear_2", gelu_tanh(linear(w, name + ".linear_1", caption)))
 
 
-def sdpa(q, k, v):
-    """F.scaled_dot_product_attention on [B, H, L, d], scale 1/sqrt(d)."""
+def sdpa(q, k, v, mask=None):
+    """F.scaled_dot_product_attention on [B, H, L, d], scale 1/sqrt(d), with
+    an optional boolean mask broadcast to the scores (True keeps a key)."""
     scores = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
     scores = scores - scores.max(-1, keepdims=True)
     p = np.exp(scores)
     return (p / p.sum(-1, keepdims=True)) @ v
