@@ -90,6 +90,8 @@ def to_stored(array, dtype):
         return array.tobytes()
     if dtype == "F16":
         return array.astype("<f2").tobytes()
+    if dtype == "F64":  # valid safetensors that dit-run refuses to load
+        return array.astype("<f8").tobytes()
     bits = array.view("<u4").astype(np.uint64)
     rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
     return rounded.astype("<u2").tobytes()
@@ -106,11 +108,14 @@ def stored_values(array, dtype):
         array.shape)
 
 
-def write_safetensors(path, tensors, dtype):
+def write_safetensors(path, tensors, dtype, dtypes=None):
+    """Writes `tensors` (name -> float32 array) in `dtype`, or in
+    dtypes[name] where given; returns the data bytes."""
     header, chunks, offset = {}, [], 0
     for name in sorted(tensors):
-        data = to_stored(tensors[name], dtype)
-        header[name] = {"dtype": dtype, "shape": list(tensors[name].shape),
+        stored = (dtypes or {}).get(name, dtype)
+        data = to_stored(tensors[name], stored)
+        header[name] = {"dtype": stored, "shape": list(tensors[name].shape),
                         "data_offsets": [offset, offset + len(data)]}
         chunks.append(data)
         offset += len(data)
@@ -153,8 +158,14 @@ def write_transformer(folder, class_name, config, tensors, dtype, shards):
     with open(os.path.join(folder, "config.json"), "w") as f:
         json.dump({"_class_name": class_name, "_diffusers_version": "0.35.0", **config},
                   f, indent=2)
+    write_weights(folder, tensors, dtype, shards)
+
+
+def write_weights(folder, tensors, dtype, shards, dtypes=None):
+    """A transformer folder's weights: one file, or `shards` files of
+    consecutive names and their index."""
     if shards <= 1:
-        write_safetensors(os.path.join(folder, WEIGHTS), tensors, dtype)
+        write_safetensors(os.path.join(folder, WEIGHTS), tensors, dtype, dtypes)
         return
     names = sorted(tensors)
     per = -(-len(names) // shards)
@@ -163,7 +174,7 @@ def write_transformer(folder, class_name, config, tensors, dtype, shards):
         part = names[i * per:(i + 1) * per]
         file = f"diffusion_pytorch_model-{i + 1:05d}-of-{shards:05d}.safetensors"
         total += write_safetensors(os.path.join(folder, file),
-                                   {n: tensors[n] for n in part}, dtype)
+                                   {n: tensors[n] for n in part}, dtype, dtypes)
         weight_map.update({n: file for n in part})
     with open(os.path.join(folder, INDEX), "w") as f:
         json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, f,
