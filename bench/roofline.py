@@ -5,14 +5,10 @@ configuration, in one run.
 1. The machine's sgemm peak: libtorch's mm of two 2048 x 2048 float32
    matrices (the same libtorch and OpenBLAS dit-run links), best of 5, with
    1 thread and with every core.
-2. The FLOPs of one denoising step, counted from each rank's program in the
-   plan (its ops and their operand shapes), summed over ranks:
-     linear, patch embedding   2·M·N·K, plus M·N for a bias
-     attention                 4·B·H·Lq·Lk·d (the QKᵀ and PV products; Lk
-                               is the whole key sequence a ring visits)
-     element-wise ops          1 per output element (norms, modulation,
-                               residuals, activations, rope, CFG, scheduler)
-     collectives, concat, ...  0
+2. The FLOPs of one denoising step: each rank's program's per_step.flops
+   from the plan (ditc's own count, docs/plan-format.md: GEMMs 2·M·N·K,
+   attention 4·B·H·Lq·Lk·d with every key a ring visits, norms and
+   elementwise ops 1 per element), summed over ranks.
 3. dit-run's step time (rank 0's --report, the median of the timed steps
    of --repeats runs that alternate the thread settings; each run's first
    step is a warm-up and left out) for one rank and each 2-rank
@@ -59,63 +55,6 @@ CONFIGS = {
 # The same computation placed elsewhere: the bytes must not change.
 BITWISE = {"one-rank", "cfg2", "pp2"}
 TOLERANCE = 1e-5
-ELEMENTWISE = {
-    "dit.layer_norm", "dit.rms_norm", "dit.modulate", "dit.residual_add",
-    "dit.activation", "dit.rope", "dit.cfg_combine", "dit.scheduler_step",
-}
-
-
-def numel(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
-
-
-def function_flops(program, fn, axis_sizes):
-    """FLOPs of one run of `fn` (a program's step or one of its functions)."""
-    shapes = [v["shape"] for v in fn["values"]]
-    total = 0
-    for op in fn["ops"]:
-        kind, attrs = op["op"], op.get("attrs", {})
-        ins = [shapes[i] for i in op.get("in", [])]
-        outs = [shapes[i] for i in op.get("out", [])]
-        params = [p["shape"] for p in op.get("params", [])]
-        if kind == "call":
-            total += function_flops(program, program["functions"][op["callee"]],
-                                    axis_sizes)
-        elif kind in ("dit.linear", "dit.patch_embed"):
-            # A tp rank holds a slice of the weight: take N and K from the
-            # operand and result, not from the parameter's full shape.
-            m, k, n = numel(ins[0][:-1]), ins[0][-1], outs[0][-1]
-            total += 2 * m * n * k + (m * n if len(params) > 1 else 0)
-        elif kind == "dit.timestep_embedding":
-            # sinusoid -> linear -> silu -> linear, on [B, freq_dim].
-            m = numel(ins[0])
-            matrices = [p for p in params if len(p) == 2]
-            for n, k in matrices:
-                total += 2 * m * n * k + m * n
-            total += m * matrices[0][0]
-        elif kind == "dit.adaln_modulation":
-            if attrs.get("table"):
-                total += numel(outs[0])
-            else:
-                m, k, n = numel(ins[0][:-1]), ins[0][-1], numel(outs[0][1:])
-                total += numel(ins[0]) + 2 * m * n * k + m * n
-        elif kind == "dit.attention":
-            heads, d = attrs["num_heads"], attrs["head_dim"]
-            q = ins[0]
-            batch, lq = q[0], q[1]
-            lk = ins[1][1] if len(ins) > 1 else lq
-            ring = attrs.get("ring_axis_name")
-            if ring:
-                # The ring visits every member's image block; text rows once.
-                text = attrs.get("text_tokens", 0)
-                lk = text + (lk - text) * axis_sizes[ring]
-            total += 4 * batch * heads * lq * lk * d
-        elif kind in ELEMENTWISE:
-            total += numel(outs[0])
-    return total
 
 
 def activation_bytes(plan):
@@ -128,19 +67,12 @@ def activation_bytes(plan):
 
 
 def plan_flops(plan):
-    """FLOPs of one step summed over every rank, and per rank."""
+    """FLOPs of one step summed over every rank, and per rank, as the plan
+    counts them (per_step.flops of each rank's program)."""
     with open(os.path.join(plan, "manifest.json")) as f:
         manifest = json.load(f)
-    axis_sizes = {a["name"]: a["size"] for a in manifest["mesh"]["axes"]}
-    files = {p["id"]: p["file"] for p in manifest["programs"]}
-    per_rank = []
-    for entry in manifest["ranks"]:
-        flops = 0
-        if entry.get("program"):
-            with open(os.path.join(plan, files[entry["program"]])) as f:
-                program = json.load(f)
-            flops = function_flops(program, program, axis_sizes)
-        per_rank.append(flops)
+    per_program = {p["id"]: p["per_step"]["flops"] for p in manifest["programs"]}
+    per_rank = [per_program.get(r.get("program"), 0) for r in manifest["ranks"]]
     return sum(per_rank), per_rank
 
 

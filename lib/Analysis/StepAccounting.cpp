@@ -152,6 +152,24 @@ std::optional<Traffic> opTraffic(Operation *op, const MeshInfo &mesh) {
 // FLOPs
 //===----------------------------------------------------------------------===//
 
+std::optional<RingAttentionShape> ringAttentionShape(Operation *op,
+                                                     const MeshInfo &mesh) {
+  auto attention = dyn_cast<dit::AttentionOp>(op);
+  std::optional<int16_t> axis = dit::getRingAxis(op);
+  if (!attention || !axis || attention.getInputs().size() < 2)
+    return std::nullopt;
+  RingAttentionShape shape;
+  shape.members = mesh.size(mesh.order[*axis]);
+  int64_t keys =
+      cast<RankedTensorType>(attention.getInputs()[1].getType()).getDimSize(1);
+  shape.textKeys = attention.getTextTokens();
+  shape.blockKeys = keys - shape.textKeys;
+  shape.merges = shape.members + (shape.textKeys > 0 ? 1 : 0) - 1;
+  shape.outputElements =
+      elements(cast<RankedTensorType>(op->getResult(0).getType()).getShape());
+  return shape;
+}
+
 int64_t opFlops(Operation *op, const MeshInfo &mesh) {
   // Each op counts its own work on its local types (DitCostOpInterface).
   auto cost = dyn_cast<dit::DitCostOpInterface>(op);
@@ -160,16 +178,16 @@ int64_t opFlops(Operation *op, const MeshInfo &mesh) {
   int64_t flops = cost.getFlops();
   // Ring attention's local keys are one member's rows; over the R - 1 hops
   // every member's image rows pass by, and the replicated text rows are
-  // attended once. Only the mesh knows R.
-  auto attention = dyn_cast<dit::AttentionOp>(op);
-  std::optional<int16_t> axis = dit::getRingAxis(op);
-  if (!attention || !axis || attention.getInputs().size() < 2)
+  // attended once. Only the mesh knows R. Each block after the first is
+  // merged into the running output.
+  std::optional<RingAttentionShape> ring = ringAttentionShape(op, mesh);
+  if (!ring)
     return flops;
-  int64_t keys =
-      cast<RankedTensorType>(attention.getInputs()[1].getType()).getDimSize(1);
-  int64_t text = attention.getTextTokens();
-  int64_t seen = text + (keys - text) * mesh.size(mesh.order[*axis]);
-  return keys ? flops / keys * seen : 0;
+  int64_t keys = ring->textKeys + ring->blockKeys;
+  int64_t seen = ring->textKeys + ring->blockKeys * ring->members;
+  int64_t scores = keys ? flops / keys * seen : 0;
+  return scores +
+         kRingMergeFlopsPerElement * ring->outputElements * ring->merges;
 }
 
 //===----------------------------------------------------------------------===//

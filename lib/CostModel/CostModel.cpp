@@ -22,6 +22,9 @@ void ComputeWork::add(const ComputeWork &other, double times) {
     flops[c] += other.flops[c] * times;
     bytes[c] += other.bytes[c] * times;
   }
+  for (auto &[keys, f] : other.attentionFlopsByKeys)
+    attentionFlopsByKeys[keys] += f * times;
+  ringMergeElements += other.ringMergeElements * times;
 }
 
 
@@ -77,10 +80,21 @@ double computeSeconds(const ComputeWork &work, const HardwareProfile &hw,
   double bandwidth = hw.memoryBandwidth * hw.elementwiseEfficiency;
   const double efficiency[kNumOpClasses] = {
       hw.gemmEfficiency, hw.attentionEfficiency, hw.elementwiseEfficiency};
+  // Attention FLOPs at the efficiency of the keys their call sees; the
+  // rest at the class's.
+  size_t attention = size_t(OpClass::Attention);
+  double listed = 0, scaled = 0;
+  for (auto &[keys, f] : work.attentionFlopsByKeys) {
+    listed += f;
+    scaled += keys > 0 ? f * (keys + hw.attentionHalfKeys) / keys : f;
+  }
+  double flops[kNumOpClasses] = {work.flops[0], work.flops[1], work.flops[2]};
+  flops[attention] += scaled - listed;
+  double bytes[kNumOpClasses] = {work.bytes[0], work.bytes[1], work.bytes[2]};
+  bytes[size_t(OpClass::Elementwise)] += work.ringMergeElements * hw.ringMergeBytes;
   double seconds = 0;
   for (size_t c = 0; c < kNumOpClasses; ++c)
-    seconds += std::max(work.flops[c] / (peak * efficiency[c]),
-                        work.bytes[c] / bandwidth);
+    seconds += std::max(flops[c] / (peak * efficiency[c]), bytes[c] / bandwidth);
   return seconds;
 }
 
@@ -182,8 +196,11 @@ public:
       return one;
     ComputeWork hop;
     hop.add(OpClass::Attention, c.overlapFlops, 0);
+    if (c.overlapKeys > 0)
+      hop.attentionFlopsByKeys[c.overlapKeys] = c.overlapFlops;
     double hidden = hw.ringOverlap * computeSeconds(hop, hw, bf16);
-    return double(c.hops) * std::max(0.0, one - hidden);
+    return double(c.hops) *
+           (std::max(0.0, one - hidden) + hw.ringHopOverhead);
   }
 
   StepEstimate run() {

@@ -41,6 +41,8 @@ constexpr double kMaxFlops = 1e18;       // an exaFLOP/s per GPU
 constexpr double kMaxBytes = 1e15;       // a petabyte of memory
 constexpr double kMaxBandwidth = 1e14;   // 100 TB/s
 constexpr double kMaxLatency = 1.0;      // a second per collective step
+constexpr double kMaxKeys = 1e9;         // keys per attention call
+constexpr double kMaxMergeBytes = 1024;  // bytes per merged output element
 
 /// A number field {value, source}: the value within (min, max], and a
 /// non-empty source, since every profile number must say where it is from.
@@ -98,6 +100,12 @@ HardwareProfile parseProfile(const JsonObject &object, const std::string &name) 
         sourcedNumber(efficiency, collectiveKindName(kind), 0, 1);
   p.ringOverlap = sourcedNumber(efficiency, "ring_overlap", 0, 1,
                                 /*minInclusive=*/true);
+  p.attentionHalfKeys = sourcedNumber(object, "attention_half_keys", 0,
+                                      kMaxKeys, /*minInclusive=*/true);
+  p.ringMergeBytes = sourcedNumber(object, "ring_merge_bytes", 0, kMaxMergeBytes,
+                                   /*minInclusive=*/true);
+  p.ringHopOverhead = sourcedNumber(object, "ring_hop_overhead", 0, kMaxLatency,
+                                    /*minInclusive=*/true);
   return p;
 }
 
@@ -189,6 +197,9 @@ std::string hardwareProfileToJson(
       {"intra_node_latency", number("intra_node_latency", p.intraNode.latency)},
       {"inter_node_bandwidth", number("inter_node_bandwidth", p.interNode.bandwidth)},
       {"inter_node_latency", number("inter_node_latency", p.interNode.latency)},
+      {"attention_half_keys", number("attention_half_keys", p.attentionHalfKeys)},
+      {"ring_merge_bytes", number("ring_merge_bytes", p.ringMergeBytes)},
+      {"ring_hop_overhead", number("ring_hop_overhead", p.ringHopOverhead)},
   };
   json efficiency = {
       {"gemm", number("gemm", p.gemmEfficiency)},

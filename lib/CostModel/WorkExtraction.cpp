@@ -154,9 +154,10 @@ private:
       double flops = double(opFlops(op, mesh));
       double bytes = bytesOf(op->getOperandTypes()) +
                      bytesOf(op->getResultTypes()) + weights;
-      work.compute.add(opClass, flops, bytes);
       if (auto attention = dyn_cast<dit::AttentionOp>(op))
-        accountRing(attention, flops, work);
+        accountAttention(attention, flops, bytes, work);
+      else
+        work.compute.add(opClass, flops, bytes);
       if (isa<dit::RMSNormOp, dit::LayerNormOp>(op) &&
           op->hasAttr(kReduceStatsAttrName)) {
         // Per-row sums (and sums of squares) in float32, over tp.
@@ -170,24 +171,48 @@ private:
     return success();
   }
 
-  /// Ring attention's extra work: per hop after the first, the online
-  /// softmax merges the block into the running float32 output, and the K
-  /// and V image rows move to the next member (the plan's accounting of the
-  /// op's own traffic: 2 shifts a hop), hidden behind that hop's share of
-  /// the attention FLOPs as far as the hardware overlaps them.
-  void accountRing(dit::AttentionOp attention, double flops, BlockWork &work) {
+  /// Attention's FLOPs by the keys each kernel call sees. Ring attention
+  /// calls the kernel once for the replicated text rows and once per hop's
+  /// image block, merges every block after the first into the running
+  /// float32 output (opFlops counts the merges' FLOPs; the profile prices
+  /// their bytes), and moves the K and V image rows to the next member
+  /// (the plan's accounting of the op's own traffic: 2 shifts a hop),
+  /// hidden behind that hop's attention as far as the hardware overlaps
+  /// them.
+  void accountAttention(dit::AttentionOp attention, double flops, double bytes,
+                        BlockWork &work) {
+    std::optional<RingAttentionShape> ring = ringAttentionShape(attention, mesh);
     std::optional<Traffic> shifts = opTraffic(attention, mesh);
-    if (!shifts || shifts->kind != "shift" || shifts->count < 2)
+    if (!ring || !shifts || shifts->kind != "shift" || shifts->count < 2) {
+      auto q = cast<RankedTensorType>(attention.getInputs()[0].getType());
+      double keys = attention.getInputs().size() > 1
+                        ? double(cast<RankedTensorType>(
+                                     attention.getInputs()[1].getType())
+                                     .getDimSize(1))
+                        : double(q.getDimSize(1));
+      work.compute.add(OpClass::Attention, flops, bytes);
+      work.compute.attentionFlopsByKeys[keys] += flops;
       return;
+    }
+    double merge = double(kRingMergeFlopsPerElement) *
+                   double(ring->outputElements) * double(ring->merges);
+    double scores = flops - merge;
+    double seen = double(ring->textKeys + ring->blockKeys * ring->members);
+    double perBlock = seen > 0 ? scores * double(ring->blockKeys) / seen : 0;
+    work.compute.add(OpClass::Attention, scores, bytes);
+    work.compute.attentionFlopsByKeys[double(ring->blockKeys)] +=
+        perBlock * double(ring->members);
+    if (ring->textKeys > 0)
+      work.compute.attentionFlopsByKeys[double(ring->textKeys)] +=
+          scores - perBlock * double(ring->members);
+    work.compute.add(OpClass::Elementwise, merge, 0);
+    work.compute.ringMergeElements +=
+        double(ring->outputElements) * double(ring->merges);
     int64_t hops = shifts->count / 2;
-    double outputElements = elementsOf(attention.getType());
-    work.compute.add(OpClass::Elementwise, 3 * outputElements * double(hops),
-                     3 * 4 * outputElements * double(hops));
-    work.collectives.push_back({CollectiveKind::RingShift,
-                                {Axis::Ring},
-                                double(shifts->bytes) / double(hops),
-                                hops,
-                                flops / double(hops + 1)});
+    CollectiveWork shift{CollectiveKind::RingShift, {Axis::Ring},
+                         double(shifts->bytes) / double(hops), hops, perBlock};
+    shift.overlapKeys = double(ring->blockKeys);
+    work.collectives.push_back(shift);
   }
 
   /// For each block b, the bytes of values defined at or before b (or

@@ -120,7 +120,8 @@ json programEntry(const RoleProgram &role, std::pair<int64_t, int64_t> layers,
   json perStep = {{"collectives", stats.collectives},
                   {"bytes_sent", stats.bytesSent},
                   {"param_bytes", stats.paramBytes},
-                  {"activation_bytes", stats.activationBytes}};
+                  {"activation_bytes", stats.activationBytes},
+                  {"flops", stats.flops}};
   return {{"id", role.id},
           {"file", role.file},
           {"stage", role.stage},
@@ -142,7 +143,7 @@ FailureOr<json> buildManifest(ModuleOp module, const MeshInfo &mesh,
   if (failed(table) || failed(groups))
     return failure();
 
-  json manifest = {{"format_version", 1},
+  json manifest = {{"format_version", kPlanFormatVersion},
                    {"model", modelSpecJson(spec)},
                    {"workload", workloadJson(workload)}};
   // What dit-run --weights compares a snapshot's config.json with. A spec

@@ -37,7 +37,7 @@ FailureOr<Plan> buildPlan(ModuleOp module, const ModelSpec &spec,
     FailureOr<StepStats> stats = accountStep(role.fn, *mesh);
     if (failed(body) || failed(stats))
       return failure();
-    json program = {{"format_version", 1},
+    json program = {{"format_version", kPlanFormatVersion},
                     {"id", role.id},
                     {"stage", role.stage},
                     {"cfg", role.cfg},

@@ -2,6 +2,7 @@
 #include "ditc/Runtime/Plan.h"
 #include "ditc/Support/BadInput.h"
 #include "ditc/Support/JsonFile.h"
+#include "ditc/Support/PlanFormat.h"
 #include "ditc/Support/ReadFile.h"
 #include "ditc/Support/Sha256.h"
 
@@ -232,6 +233,18 @@ static void checkGroups(const Manifest &m, const JsonObject &top) {
   }
 }
 
+/// Plans of another format version are refused by name: version 1 plans
+/// lack per_step.flops, and a newer one may mean what this reader does not
+/// know.
+static void checkFormatVersion(const JsonObject &top) {
+  int64_t version = top.getInt("format_version", 0, 1 << 20);
+  if (version != kPlanFormatVersion)
+    top.fail("format_version",
+             "is " + std::to_string(version) + "; this dit-run reads format_version " +
+                 std::to_string(kPlanFormatVersion) +
+                 " only: recompile with this ditc (`ditc compile`)");
+}
+
 Manifest loadManifest(const std::string &dir) {
   Manifest m;
   m.dir = dir;
@@ -247,10 +260,7 @@ Manifest loadManifest(const std::string &dir) {
   if (!raw.is_object())
     throw BadInput(escapeInvalidUtf8(m.path) + ": expected a JSON object");
   JsonObject top(escapeInvalidUtf8(m.path), &raw);
-  int64_t version = top.getInt("format_version", 0, 1 << 20);
-  if (version != 1)
-    top.fail("format_version", "is " + std::to_string(version) +
-                                   "; this dit-run reads format_version 1");
+  checkFormatVersion(top);
   m.planHash = top.getString("plan_hash");
 
   JsonObject model = top.getObject("model");
@@ -939,6 +949,7 @@ Program loadProgram(const Manifest &manifest, const std::string &id) {
   if (!raw.is_object())
     throw BadInput(program.file + ": expected a JSON object");
   JsonObject top(program.file, &raw);
+  checkFormatVersion(top);
   program.expert = top.getOptionalString("expert").value_or("transformer");
   if (program.expert != "transformer" && program.expert != "transformer_2")
     top.fail("expert", "is '" + escapeInvalidUtf8(program.expert) +

@@ -207,6 +207,34 @@ TEST(EstimateStep, RingShiftsHideBehindEachHopsAttention) {
   hw.ringOverlap = 0.125; // hides 5 ms of each 10 ms hop
   EXPECT_NEAR(estimateStep(work, c, hw).commSeconds.at(Axis::Ring),
               2 * (hop - 0.005), 1e-12);
+  // A fixed cost per hop that no overlap hides.
+  hw.ringOverlap = 1;
+  hw.ringHopOverhead = 1e-5;
+  EXPECT_NEAR(estimateStep(work, c, hw).commSeconds.at(Axis::Ring), 2e-5, 1e-15);
+}
+
+TEST(Compute, AttentionCallsOverFewKeysRunSlower) {
+  HardwareProfile hw = toyProfile();
+  hw.attentionHalfKeys = 128;
+  ComputeWork whole, split;
+  whole.add(OpClass::Attention, 1e12, 0);
+  whole.attentionFlopsByKeys[4096] = 1e12;
+  split.add(OpClass::Attention, 1e12, 0);
+  split.attentionFlopsByKeys[1024] = 1e12; // four hops of a quarter each
+  double peak = hw.peakFlopsBf16 * hw.attentionEfficiency;
+  EXPECT_NEAR(computeSeconds(whole, hw, true), 1e12 / peak * (4096.0 + 128) / 4096, 1e-12);
+  EXPECT_NEAR(computeSeconds(split, hw, true), 1e12 / peak * (1024.0 + 128) / 1024, 1e-12);
+  hw.attentionHalfKeys = 0;
+  EXPECT_NEAR(computeSeconds(split, hw, true), 1e12 / peak, 1e-12);
+}
+
+TEST(Compute, RingMergesCostTheirBytes) {
+  HardwareProfile hw = toyProfile();
+  hw.ringMergeBytes = 34;
+  ComputeWork merges;
+  merges.ringMergeElements = 1e9;
+  EXPECT_NEAR(computeSeconds(merges, hw, true),
+              34e9 / (hw.memoryBandwidth * hw.elementwiseEfficiency), 1e-12);
 }
 
 // Profiles.
@@ -227,6 +255,9 @@ std::string profileText(const std::string &field, const nlohmann::json &value) {
     p[k] = {{"value", 1e9}, {"source", "test"}};
   for (const char *k : {"intra_node_latency", "inter_node_latency"})
     p[k] = {{"value", 1e-6}, {"source", "test"}};
+  p["attention_half_keys"] = {{"value", 128}, {"source", "test"}};
+  p["ring_merge_bytes"] = {{"value", 34}, {"source", "test"}};
+  p["ring_hop_overhead"] = {{"value", 1e-5}, {"source", "test"}};
   if (!field.empty()) {
     if (value.is_null())
       p.erase(field);

@@ -98,8 +98,10 @@ TEST_F(HandWritten, FlopsPerOp) {
   EXPECT_EQ(opFlops(block[2], mesh), 2 * 8 * 8);
   // Attention 4 B Lq Lk (H d): cross over the 4 text rows.
   EXPECT_EQ(opFlops(block[3], mesh), 4 * 2 * 8 * 4 * 8);
-  // Ring attention sees the 8 local rows of both ring members.
-  EXPECT_EQ(opFlops(block[4], mesh), 4 * 2 * 8 * (8 * 2) * 8);
+  // Ring attention sees the 8 local rows of both ring members, and merges
+  // the second block into the running output: 3 per output element.
+  EXPECT_EQ(opFlops(block[4], mesh),
+            4 * 2 * 8 * (8 * 2) * 8 + kRingMergeFlopsPerElement * 2 * 8 * 8);
   EXPECT_EQ(opFlops(block[5], mesh), 2 * (2 * 8) * 16 * 8); // o
   EXPECT_EQ(opFlops(block[6], mesh), 0);                    // all_reduce
   EXPECT_EQ(opFlops(block[7], mesh), 2 * 8 * 16);           // residual
@@ -170,7 +172,7 @@ TEST_F(HandWritten, WholeStep) {
                                   {"tp", 2 * blockTp}}));
   int64_t blockFlops = 2 * 16 * 8 * 16 + 2 * 8 * 8 * 16 + 2 * 8 * 8 +
                        4 * 2 * 8 * 4 * 8 + 4 * 2 * 8 * 16 * 8 +
-                       2 * 16 * 16 * 8 + 2 * 8 * 16;
+                       3 * 2 * 8 * 8 + 2 * 16 * 16 * 8 + 2 * 8 * 16;
   EXPECT_EQ(stats->flops, 2 * blockFlops);
   // Parameters once, though @block runs twice: q.weight, q.bias, k.weight,
   // nq.weight, o.weight and o.bias.
@@ -303,7 +305,11 @@ TEST_F(TinyWan, RingHalvesTheRowsButAttentionSeesThemAll) {
   std::vector<func::FuncOp> roles = partition("ring = 2");
   ASSERT_EQ(roles.size(), 1u);
   StepStats stats = account(roles[0]);
-  EXPECT_EQ(stats.flops, 2 * transformerFlops(S / 2, S) + 2 * (S / 2) * P);
+  // Each self-attention merges the second ring block into its running
+  // output: 3 FLOPs per output element ([1, S/2, D]).
+  int64_t merges = Blocks * kRingMergeFlopsPerElement * (S / 2) * D;
+  EXPECT_EQ(stats.flops,
+            2 * (transformerFlops(S / 2, S) + merges) + 2 * (S / 2) * P);
   // R - 1 = 1 hop moving the K and V image blocks ([1, 64, 32] f32) per
   // self-attention, 2 blocks, 2 calls.
   EXPECT_EQ(stats.collectives, (std::map<std::string, int64_t>{{"shift", 8}}));

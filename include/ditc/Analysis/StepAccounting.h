@@ -29,8 +29,8 @@ struct StepStats {
   std::map<std::string, int64_t> bytesSent;   // by axis name ("ring+ulysses")
   int64_t paramBytes = 0;
   int64_t activationBytes = 0; // estimated peak of live values
-  /// Floating-point operations (opFlops summed, calls expanded). The plan
-  /// does not record it; a cost model reads it from here.
+  /// Floating-point operations (opFlops summed, calls expanded): the
+  /// plan's per_step.flops, and what the cost model prices.
   int64_t flops = 0;
 };
 
@@ -72,10 +72,32 @@ std::optional<Traffic> opTraffic(mlir::Operation *op, const MeshInfo &mesh);
 ///   adaLN modulation               its GEMM (a table adds one per element)
 ///   attention                      4 B H Lq Lk d (scores and values); ring
 ///                                  attention sees every ring member's K/V
+///                                  and adds its online-softmax merges
 ///   norms, elementwise, rope,      one per result element
 ///   activation, cfg combine,
 ///   scheduler step
 int64_t opFlops(mlir::Operation *op, const MeshInfo &mesh);
+
+/// How ring attention splits one op's keys into calls of the attention
+/// kernel: the replicated text rows once, then one block of image rows per
+/// ring member; every block after the first is merged into the running
+/// output with the online softmax.
+struct RingAttentionShape {
+  int64_t members = 1;     // ring group size R
+  int64_t textKeys = 0;    // keys of the text call (0: no text call)
+  int64_t blockKeys = 0;   // image keys per hop
+  int64_t merges = 0;      // blocks - 1
+  int64_t outputElements = 0; // elements of the op's result (one merge)
+};
+
+/// The shape of `op`'s ring attention, or nullopt when it is not one.
+std::optional<RingAttentionShape> ringAttentionShape(mlir::Operation *op,
+                                                     const MeshInfo &mesh);
+
+/// FLOPs of one online-softmax merge per output element: the running
+/// output and the block's output each scaled by their softmax weights and
+/// added (2 multiplies, 1 add).
+constexpr int64_t kRingMergeFlopsPerElement = 3;
 
 /// The per-step figures of role program `fn`: its own ops plus, for every
 /// call, the callee's traffic and FLOPs (once per call) and parameters

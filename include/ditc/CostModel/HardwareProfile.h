@@ -41,6 +41,19 @@ struct HardwareProfile {
   /// Fraction of one hop's attention time that can hide that hop's ring
   /// transfer, in [0, 1] (1 when the engine overlaps them, 0 when not).
   double ringOverlap = 0;
+  /// Keys per call at which the attention kernel reaches half its
+  /// long-sequence efficiency: a call over k keys runs at
+  /// attentionEfficiency * k / (k + attentionHalfKeys), since each query
+  /// tile pays a fixed prologue and epilogue (load Q, write O and the
+  /// softmax statistics) around its loop over the keys. 0: no such cost.
+  double attentionHalfKeys = 0;
+  /// Bytes of memory traffic per output element of one ring-attention
+  /// online-softmax merge (the running float32 output and the block's
+  /// output read, the running output written).
+  double ringMergeBytes = 12;
+  /// Seconds per ring hop that nothing hides: the hop's kernel launches and
+  /// the wait for its transfer before the next block is attended.
+  double ringHopOverhead = 0;
 
   double peakFlops(bool bf16) const { return bf16 ? peakFlopsBf16 : peakFlopsFp32; }
 };

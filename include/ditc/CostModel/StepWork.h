@@ -17,6 +17,7 @@
 #include "ditc/CostModel/HardwareProfile.h"
 
 #include <array>
+#include <map>
 #include <vector>
 
 namespace ditc {
@@ -29,6 +30,16 @@ const char *opClassName(OpClass opClass);
 /// FLOPs and bytes moved through memory, per op class.
 struct ComputeWork {
   std::array<double, kNumOpClasses> flops{}, bytes{};
+  /// Attention FLOPs by the keys one call of the attention kernel sees
+  /// (the whole key sequence, or one ring hop's block): a kernel's
+  /// efficiency grows with the keys per call (HardwareProfile::
+  /// attentionHalfKeys). Attention FLOPs not listed here run at full
+  /// efficiency.
+  std::map<double, double> attentionFlopsByKeys;
+  /// Output elements ring attention merges with the online softmax, summed
+  /// over merges; each costs HardwareProfile::ringMergeBytes of memory
+  /// traffic (its FLOPs are in the elementwise class).
+  double ringMergeElements = 0;
   void add(OpClass c, double f, double b) {
     flops[size_t(c)] += f;
     bytes[size_t(c)] += b;
@@ -45,6 +56,7 @@ struct CollectiveWork {
   double bytes = 0;
   int64_t hops = 1;          // ring shifts: hops per call
   double overlapFlops = 0;   // ring shifts: attention FLOPs per hop to hide behind
+  double overlapKeys = 0;    // ring shifts: keys per call of that attention
 };
 
 struct BlockWork {

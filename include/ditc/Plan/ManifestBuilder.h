@@ -15,6 +15,7 @@
 #include "ditc/Analysis/Deployment.h"
 #include "ditc/Analysis/StepAccounting.h"
 #include "ditc/Importer/ModelSpec.h"
+#include "ditc/Support/PlanFormat.h"
 #include "ditc/Transforms/MeshInfo.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

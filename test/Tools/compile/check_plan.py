@@ -6,7 +6,7 @@ import sys
 
 root = sys.argv[1]
 manifest = json.load(open(f"{root}/manifest.json"))
-assert manifest["format_version"] == 1
+assert manifest["format_version"] == 2
 axes = manifest["mesh"]["axes"]
 print("axes " + " ".join(f"{a['name']}={a['size']}" for a in axes))
 groups = manifest["groups"]

@@ -48,8 +48,14 @@ for index, flags in enumerate(configs):
             plan_sent[axis] = max(plan_sent.get(axis, 0), sent)
     model_sent = {a: b for a, b in row["bytes_sent_per_step"].items() if b}
     plan_params = max(p["per_step"]["param_bytes"] for p in programs)
+    # FLOPs: the model prices the transformer calls; the plan's step also
+    # runs the guidance combine and the scheduler update (one FLOP per
+    # latent element each), which the model leaves out.
+    plan_flops = max(p["per_step"]["flops"] for p in programs)
+    extra = plan_flops - row["flops_per_rank"]
     checks = [("bytes_sent", model_sent, plan_sent),
-              ("param_bytes", row["param_bytes"], plan_params)]
+              ("param_bytes", row["param_bytes"], plan_params),
+              ("flops within the step's own ops", 0 <= extra <= 1e-3 * plan_flops, True)]
     if degrees["pp"] > 1:
         # Stages differ; the model reports the busiest one, the plan each.
         checks = [("bytes_sent[pp]", model_sent.get("pp", 0) > 0, True),
