@@ -502,9 +502,7 @@ static void printSummary(const Manifest &m, const RunOptions &options,
   std::fflush(stdout);
 }
 
-/// The CPUs this process may run on (its affinity mask, which taskset,
-/// cgroups and Slurm narrow), or every core the host has.
-static int64_t usableCores() {
+int64_t usableCores() {
   cpu_set_t set;
   if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
     return CPU_COUNT(&set);

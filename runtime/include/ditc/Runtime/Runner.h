@@ -38,6 +38,10 @@ struct RunOptions {
 /// folder. Throws BadInput. Also used by the launcher to fail once, early.
 void validateBeforeRendezvous(const RunOptions &options);
 
+/// The CPUs this process may run on (its affinity mask, which taskset,
+/// cgroups and Slurm narrow), or every core the host has.
+int64_t usableCores();
+
 /// Intra-op threads per rank when --threads is not given: the cores this
 /// process may use divided by the ranks that share its host
 /// (LOCAL_WORLD_SIZE, set by --nproc and torchrun; 1 when unset), at least

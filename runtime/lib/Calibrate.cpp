@@ -1,0 +1,231 @@
+//===- Calibrate.cpp - time the runtime's kernels and gloo collectives ----===//
+#include "ditc/Runtime/Calibrate.h"
+
+#include "ditc/Runtime/Communicator.h"
+#include "ditc/Runtime/Kernels.h"
+#include "ditc/Runtime/Runner.h"
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+
+namespace ditc::runtime {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+/// Work units per second of `fn` (which does `units` of work per call): one
+/// warm-up call, then rounds of calls that each last at least
+/// `secondsPerRound`; the median round, so one burst of load from another
+/// process moves the figure less than a mean would.
+double rate(const std::function<void()> &fn, double units, double secondsPerRound) {
+  fn();
+  std::vector<double> rates;
+  for (int round = 0; round < 3; ++round) {
+    int64_t calls = 0;
+    Clock::time_point start = Clock::now();
+    double elapsed = 0;
+    do {
+      fn();
+      ++calls;
+      elapsed = secondsSince(start);
+    } while (elapsed < secondsPerRound);
+    rates.push_back(double(calls) * units / elapsed);
+  }
+  return median(rates);
+}
+
+// A DiT block at width 1024 and 1024 tokens: the q/k/v/o projections, the
+// feed-forward up (4x) and down projections, and 16 heads of 64.
+constexpr int64_t kTokens = 1024, kWidth = 1024, kHidden = 4096, kHeads = 16;
+
+} // namespace
+
+ComputeRates measureComputeRates(int64_t threads, double secondsPerRound) {
+  configureThreads(threads);
+  at::manual_seed(0);
+  auto options = at::TensorOptions().dtype(at::kFloat);
+  at::Tensor x = at::randn({1, kTokens, kWidth}, options);
+  at::Tensor h = at::randn({1, kTokens, kHidden}, options);
+  at::Tensor wSquare = at::randn({kWidth, kWidth}, options);
+  at::Tensor wUp = at::randn({kHidden, kWidth}, options);
+  at::Tensor wDown = at::randn({kWidth, kHidden}, options);
+  at::Tensor bias = at::randn({kWidth}, options);
+  ComputeRates out;
+  out.threads = threads;
+  double gemmFlops = 2.0 * kTokens * kWidth * (kWidth + kHidden + kHidden);
+  out.gemmFlopsPerSecond = rate(
+      [&] {
+        tiledLinear(x, wSquare, bias);
+        tiledLinear(x, wUp, at::Tensor());
+        tiledLinear(h, wDown, bias);
+      },
+      gemmFlops, secondsPerRound);
+  at::Tensor q = at::randn({1, kTokens, kWidth}, options);
+  at::Tensor k = at::randn({1, kTokens, kWidth}, options);
+  at::Tensor v = at::randn({1, kTokens, kWidth}, options);
+  // Scores and values: 4·B·H·Lq·Lk·d, as the cost model counts attention.
+  double attentionFlops = 4.0 * kTokens * kTokens * kWidth;
+  out.attentionFlopsPerSecond = rate(
+      [&] { headAttention(q, k, v, kHeads, 0.125); }, attentionFlops,
+      secondsPerRound);
+  // A residual add over a [tokens, hidden] activation: two operands read,
+  // one result written, as the cost model counts an elementwise op's bytes.
+  at::Tensor a = at::randn({4, kTokens, kHidden}, options);
+  at::Tensor b = at::randn({4, kTokens, kHidden}, options);
+  at::Tensor c = at::empty_like(a);
+  out.elementwiseBytesPerSecond = rate([&] { at::add_out(c, a, b); },
+                                       3.0 * double(a.numel()) * 4,
+                                       secondsPerRound);
+  return out;
+}
+
+std::vector<int64_t> calibrationMessageSizes() {
+  return {4 << 10, 64 << 10, 512 << 10, 4 << 20};
+}
+
+std::string calibrationMethod() {
+  return "one rank's GEMMs are runtime tiledLinear on a DiT block at width "
+         "1024 and 1024 tokens (q/k/v/o 1024x1024, FFN 1024->4096->1024), "
+         "attention is headAttention over 1024 tokens and 16 heads of 64, "
+         "elementwise is a float32 add over 16M elements; each the median of "
+         "3 rounds after a warm-up. Collectives are gloo (one thread, "
+         "loopback) between local ranks started like dit-run --nproc, each "
+         "the median of its repetitions at 4 KiB, 64 KiB, 512 KiB and 4 MiB "
+         "per rank; send_recv is half a ping-pong round trip";
+}
+
+namespace {
+
+int64_t envInt(const char *name) {
+  const char *text = std::getenv(name);
+  if (!text || !*text)
+    throw RunFailure(std::string("dit-calibrate rank: ") + name + " is not set");
+  return std::atoll(text);
+}
+
+} // namespace
+
+std::vector<CollectiveSample>
+measureCollectives(const std::vector<int64_t> &sizes,
+                   std::chrono::milliseconds timeout) {
+  int64_t rank = envInt("RANK"), world = envInt("WORLD_SIZE");
+  const char *addr = std::getenv("MASTER_ADDR");
+  c10d::TCPStoreOptions storeOptions;
+  storeOptions.port = uint16_t(envInt("MASTER_PORT"));
+  storeOptions.isServer = rank == 0;
+  storeOptions.numWorkers = size_t(world);
+  storeOptions.waitWorkers = false;
+  storeOptions.timeout = timeout;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> pg;
+  try {
+    auto store = c10::make_intrusive<c10d::PrefixStore>(
+        "ditc-calibrate",
+        c10::make_intrusive<c10d::TCPStore>(addr ? addr : "127.0.0.1", storeOptions));
+    // The group dit-run builds: gloo on loopback with one thread.
+    auto options = c10d::ProcessGroupGloo::Options::create(timeout);
+    options->devices.push_back(
+        c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+    options->threads = 1;
+    pg = c10::make_intrusive<c10d::ProcessGroupGloo>(store, int(rank), int(world),
+                                                     options);
+  } catch (const std::exception &error) {
+    throw RunFailure("rank " + std::to_string(rank) +
+                     ": building the gloo group failed: " + firstLine(error));
+  }
+  configureThreads(0);
+  std::vector<CollectiveSample> samples;
+  auto time = [&](const std::string &kind, int64_t bytes,
+                  const std::function<void()> &op) {
+    // Every rank runs the same number of repetitions: fewer for large
+    // messages, so each size costs about the same time.
+    int reps = bytes >= (1 << 20) ? 15 : 41;
+    std::vector<double> seconds;
+    op(); // warm-up: connections and buffers
+    for (int i = 0; i < reps; ++i) {
+      Clock::time_point start = Clock::now();
+      op();
+      seconds.push_back(secondsSince(start));
+    }
+    if (rank == 0)
+      samples.push_back({kind, world, bytes, median(seconds)});
+  };
+  try {
+    for (int64_t bytes : sizes) {
+      int64_t n = bytes / 4;
+      at::Tensor x = at::ones({n}, at::kFloat);
+      time("all_reduce", bytes, [&] {
+        std::vector<at::Tensor> t{x};
+        pg->allreduce(t)->wait(timeout);
+      });
+      time("all_gather", bytes, [&] {
+        std::vector<std::vector<at::Tensor>> out(1);
+        for (int64_t r = 0; r < world; ++r)
+          out[0].push_back(at::empty({n}, at::kFloat));
+        std::vector<at::Tensor> in{x};
+        pg->allgather(out, in)->wait(timeout);
+      });
+      // all_to_all: the rank's whole buffer splits into `world` pieces.
+      int64_t pieces = std::max<int64_t>(1, n / world) * world;
+      at::Tensor a2aIn = at::ones({pieces}, at::kFloat);
+      at::Tensor a2aOut = at::empty({pieces}, at::kFloat);
+      std::vector<int64_t> equal;
+      time("all_to_all", bytes, [&] {
+        pg->alltoall_base(a2aOut, a2aIn, equal, equal)->wait(timeout);
+      });
+      // Ring shift: each rank sends to the next and receives from the
+      // previous at once, as ring attention's K/V hops do.
+      at::Tensor incoming = at::empty({n}, at::kFloat);
+      time("ring_shift", bytes, [&] {
+        std::vector<at::Tensor> out{x}, in{incoming};
+        auto sent = pg->send(out, int((rank + 1) % world), 7);
+        auto got = pg->recv(in, int((rank + world - 1) % world), 7);
+        sent->wait(timeout);
+        got->wait(timeout);
+      });
+      // Point to point: ranks 0 and 1 play ping-pong, the rest wait at the
+      // barrier; one way is half the round trip.
+      std::vector<double> trips;
+      for (int i = 0; i < 32; ++i) {
+        Clock::time_point start = Clock::now();
+        std::vector<at::Tensor> t{x}, r{incoming};
+        if (rank == 0) {
+          pg->send(t, 1, 9)->wait(timeout);
+          pg->recv(r, 1, 9)->wait(timeout);
+        } else if (rank == 1) {
+          pg->recv(r, 0, 9)->wait(timeout);
+          pg->send(t, 0, 9)->wait(timeout);
+        }
+        if (i > 1) // two warm-up trips
+          trips.push_back(secondsSince(start) / 2);
+      }
+      pg->barrier()->wait(timeout);
+      if (rank == 0)
+        samples.push_back({"send_recv", world, bytes, median(trips)});
+    }
+    pg->barrier()->wait(timeout);
+  } catch (const RunFailure &) {
+    throw;
+  } catch (const std::exception &error) {
+    throw RunFailure("rank " + std::to_string(rank) + ": a gloo collective of " +
+                     std::to_string(world) + " ranks failed: " + firstLine(error));
+  }
+  return samples;
+}
+
+} // namespace ditc::runtime

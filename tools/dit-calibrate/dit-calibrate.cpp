@@ -1,0 +1,199 @@
+//===- dit-calibrate.cpp - measure this host for `ditc calibrate` ---------===//
+//
+//   dit-calibrate --output RAW.json [--threads 1,2,...] [--ranks 2,4]
+//                 [--round-seconds S] [--timeout SEC]
+//
+// Times the runtime's GEMM, attention and elementwise kernels with each
+// thread count, then starts each --ranks count of local ranks (as
+// `dit-run --nproc` does) and times gloo collectives between them. Writes
+// the raw measurements (Calibrate.h); `ditc calibrate` runs this tool and
+// fits a hardware profile to them. Exit codes: 0 done, 1 run failure, 2 bad
+// input.
+//
+//===----------------------------------------------------------------------===//
+#include "ditc/Runtime/Calibrate.h"
+#include "ditc/Runtime/Communicator.h"
+#include "ditc/Runtime/Launcher.h"
+#include "ditc/Runtime/Runner.h"
+#include "ditc/Support/ArgParser.h"
+#include "ditc/Support/AtomicFile.h"
+#include "ditc/Support/BadInput.h"
+#include "ditc/Support/ReadFile.h"
+
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <sstream>
+
+using namespace ditc;
+using namespace ditc::runtime;
+using nlohmann::json;
+
+static const char *const kUsage =
+    "usage: dit-calibrate --output RAW.json [--threads 1,2,...] [--ranks 2,4]\n"
+    "                     [--round-seconds S] [--timeout SEC]\n"
+    "  --output RAW.json   the raw measurements (ditc calibrate fits a profile to them)\n"
+    "  --threads LIST      intra-op thread counts to time the kernels with\n"
+    "                      (default: 1 to the usable cores)\n"
+    "  --ranks LIST        local rank counts to time gloo collectives between\n"
+    "                      (default: 2,4)\n"
+    "  --round-seconds S   the length of one timed round of a kernel (default 0.3)\n"
+    "  --timeout SEC       how long a rank waits for its peers (default 120)\n"
+    "exit codes: 0 done, 1 run failure, 2 bad input\n";
+
+/// "1,2,4": positive integers in [min, max], each once, ascending.
+static std::vector<int64_t> parseCounts(const std::string &flag,
+                                        const std::string &text, int64_t min,
+                                        int64_t max) {
+  std::vector<int64_t> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ','))
+    out.push_back(parseIntegerFlag(flag, item, min, max));
+  if (out.empty() || text.back() == ',')
+    throw BadInput(flag + " is '" + text + "'; expected a comma-separated list "
+                   "of integers in [" + std::to_string(min) + ", " +
+                   std::to_string(max) + "]");
+  for (size_t i = 1; i < out.size(); ++i)
+    if (out[i] <= out[i - 1])
+      throw BadInput(flag + " is '" + text + "'; list each count once, ascending");
+  return out;
+}
+
+static std::string utcNow() {
+  std::time_t now = std::time(nullptr);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return text;
+}
+
+static std::string hostName() {
+  char name[256] = {0};
+  if (::gethostname(name, sizeof name - 1) != 0 || !*name)
+    return "unknown host";
+  return name;
+}
+
+int main(int argc, char **argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  for (const std::string &arg : args)
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+  // As dit-run: libgomp reads OMP_WAIT_POLICY as it loads, and dit-run's
+  // ranks run PASSIVE, so the kernels are timed the way they run there.
+  if (!std::getenv("OMP_WAIT_POLICY") &&
+      ::setenv("OMP_WAIT_POLICY", "PASSIVE", 1) == 0)
+    ::execv("/proc/self/exe", argv);
+  try {
+    ArgParser parser("dit-calibrate");
+    for (const char *flag : {"--output", "--threads", "--ranks", "--round-seconds",
+                             "--timeout", "--rank-output"})
+      parser.addOption(flag);
+    parser.parse(args);
+    parser.expectPositionals(0, "nothing");
+    auto timeout = std::chrono::milliseconds(
+        parser.getInt("--timeout", 1, 86400).value_or(120) * 1000);
+    std::vector<int64_t> sizes = calibrationMessageSizes();
+
+    // A rank the launcher started: time the collectives; rank 0 writes them.
+    if (auto rankOutput = parser.get("--rank-output")) {
+      std::vector<CollectiveSample> samples = measureCollectives(sizes, timeout);
+      if (!samples.empty()) {
+        json out = json::array();
+        for (const CollectiveSample &s : samples)
+          out.push_back({{"kind", s.kind}, {"ranks", s.ranks},
+                         {"bytes", s.bytes}, {"seconds", s.seconds}});
+        writeFileAtomically(*rankOutput, out.dump() + "\n");
+      }
+      std::fflush(stdout);
+      ::_exit(0);
+    }
+
+    if (!parser.get("--output"))
+      throw BadInput("dit-calibrate: --output RAW.json is required");
+    std::string output = *parser.get("--output");
+    checkOutputPath(output, "--output");
+    int64_t cores = usableCores();
+    std::vector<int64_t> threads;
+    if (auto text = parser.get("--threads"))
+      threads = parseCounts("--threads", *text, 1, 1024);
+    else
+      for (int64_t t = 1; t <= cores; ++t)
+        threads.push_back(t);
+    std::vector<int64_t> ranks =
+        parseCounts("--ranks", parser.get("--ranks").value_or("2,4"), 2, 64);
+    double roundSeconds = 0.3;
+    if (auto text = parser.get("--round-seconds")) {
+      roundSeconds = parseFloatFlag("--round-seconds", *text);
+      if (!(roundSeconds >= 0.01 && roundSeconds <= 60))
+        throw BadInput("--round-seconds is '" + *text +
+                       "'; expected a number of seconds in [0.01, 60]");
+    }
+
+    json compute = json::array();
+    for (int64_t t : threads) {
+      ComputeRates r = measureComputeRates(t, roundSeconds);
+      std::printf("threads %lld: GEMM %.1f GFLOP/s, attention %.1f GFLOP/s, "
+                  "elementwise %.2f GB/s\n",
+                  (long long)t, r.gemmFlopsPerSecond / 1e9,
+                  r.attentionFlopsPerSecond / 1e9,
+                  r.elementwiseBytesPerSecond / 1e9);
+      std::fflush(stdout);
+      compute.push_back({{"threads", t},
+                         {"gemm_flops_per_s", r.gemmFlopsPerSecond},
+                         {"attention_flops_per_s", r.attentionFlopsPerSecond},
+                         {"elementwise_bytes_per_s", r.elementwiseBytesPerSecond}});
+    }
+
+    json collectives = json::array();
+    for (int64_t n : ranks) {
+      char pattern[] = "/tmp/dit-calibrate-XXXXXX";
+      int fd = ::mkstemp(pattern);
+      if (fd < 0)
+        throw RunFailure("cannot create a temporary file in /tmp");
+      ::close(fd);
+      std::string rankFile = pattern;
+      std::fflush(stdout);
+      int code = launchLocalRanks(
+          int(n), {"--rank-output", rankFile, "--timeout",
+                   std::to_string(timeout.count() / 1000)},
+          timeout);
+      std::string text;
+      if (code == 0)
+        text = readRegularFile(rankFile, 1 << 24, {false, "rank 0's timings"});
+      ::unlink(rankFile.c_str());
+      if (code != 0)
+        throw RunFailure("timing gloo collectives between " + std::to_string(n) +
+                         " local ranks failed (exit " + std::to_string(code) + ")");
+      for (json &sample : json::parse(text))
+        collectives.push_back(sample);
+      std::printf("%lld ranks: %zu collective timings\n", (long long)n,
+                  json::parse(text).size());
+    }
+
+    json out = {{"format", "ditc-calibration/1"},
+                {"host", hostName()},
+                {"time", utcNow()},
+                {"cores", cores},
+                {"memory_bytes", double(::sysconf(_SC_PHYS_PAGES)) *
+                                     double(::sysconf(_SC_PAGESIZE))},
+                {"compute", compute},
+                {"collectives", collectives},
+                {"method", calibrationMethod()}};
+    writeFileAtomically(output, out.dump(1) + "\n");
+    std::printf("wrote %s\n", output.c_str());
+    return 0;
+  } catch (const BadInput &error) {
+    std::fprintf(stderr, "dit-calibrate: %s\n", error.what());
+    return 2;
+  } catch (const std::exception &error) {
+    std::fprintf(stderr, "dit-calibrate: %s\n", firstLine(error).c_str());
+    return 1;
+  }
+}
