@@ -74,12 +74,43 @@ double collectiveBytesSent(CollectiveKind kind, double bytes, int64_t n) {
   return 0;
 }
 
+int64_t threadsPerRank(const HostRates &host, int64_t ranksOnHost) {
+  return std::max<int64_t>(1, host.cores / std::max<int64_t>(1, ranksOnHost));
+}
+
+double hostRate(const std::map<int64_t, double> &byThreads, int64_t threads) {
+  auto it = byThreads.upper_bound(threads);
+  if (it == byThreads.begin())
+    return 0;
+  --it; // the largest measured count <= threads
+  return it->second * double(threads) / double(it->first);
+}
+
+AchievedRates achievedRates(const HardwareProfile &hw, bool bf16,
+                            int64_t ranksOnHost, int64_t busyRanksOnHost) {
+  AchievedRates out;
+  if (!hw.host) {
+    double peak = hw.peakFlops(bf16);
+    out.flops = {peak * hw.gemmEfficiency, peak * hw.attentionEfficiency,
+                 peak * hw.elementwiseEfficiency};
+    out.bandwidth = hw.memoryBandwidth * hw.elementwiseEfficiency;
+    return out;
+  }
+  // CPU ranks compute bf16 plans with float32 kernels, so one table serves
+  // both; more threads than cores share them.
+  const HostRates &host = *hw.host;
+  int64_t ranks = std::max<int64_t>(1, ranksOnHost);
+  int64_t threads = threadsPerRank(host, ranks);
+  int64_t busy = busyRanksOnHost > 0 ? std::min(busyRanksOnHost, ranks) : ranks;
+  double share = std::min(1.0, double(host.cores) / double(busy * threads));
+  double gemm = hostRate(host.gemmFlops, threads) * share;
+  out.flops = {gemm, hostRate(host.attentionFlops, threads) * share, gemm};
+  out.bandwidth = hostRate(host.elementwiseBandwidth, threads) * share;
+  return out;
+}
+
 double computeSeconds(const ComputeWork &work, const HardwareProfile &hw,
-                      bool bf16) {
-  double peak = hw.peakFlops(bf16);
-  double bandwidth = hw.memoryBandwidth * hw.elementwiseEfficiency;
-  const double efficiency[kNumOpClasses] = {
-      hw.gemmEfficiency, hw.attentionEfficiency, hw.elementwiseEfficiency};
+                      const AchievedRates &rates) {
   // Attention FLOPs at the efficiency of the keys their call sees; the
   // rest at the class's.
   size_t attention = size_t(OpClass::Attention);
@@ -94,8 +125,28 @@ double computeSeconds(const ComputeWork &work, const HardwareProfile &hw,
   bytes[size_t(OpClass::Elementwise)] += work.ringMergeElements * hw.ringMergeBytes;
   double seconds = 0;
   for (size_t c = 0; c < kNumOpClasses; ++c)
-    seconds += std::max(flops[c] / (peak * efficiency[c]), bytes[c] / bandwidth);
+    seconds += std::max(flops[c] / rates.flops[c], bytes[c] / rates.bandwidth);
   return seconds;
+}
+
+double computeSeconds(const ComputeWork &work, const HardwareProfile &hw,
+                      bool bf16) {
+  return computeSeconds(work, hw, achievedRates(hw, bf16, 1));
+}
+
+std::pair<LinkClass, double> collectiveLink(const HardwareProfile &hw,
+                                            CollectiveKind kind,
+                                            bool crossesNodes) {
+  auto eff = hw.collectiveEfficiency.find(kind);
+  double efficiency = eff == hw.collectiveEfficiency.end() ? 1.0 : eff->second;
+  if (crossesNodes)
+    return {hw.interNode, efficiency};
+  if (hw.host) {
+    auto measured = hw.host->collectives.find(kind);
+    if (measured != hw.host->collectives.end())
+      return {measured->second, 1.0};
+  }
+  return {hw.intraNode, efficiency};
 }
 
 namespace {
@@ -152,13 +203,44 @@ bool groupsCrossNodes(const Degrees &degrees, const std::vector<Axis> &order,
   return false;
 }
 
+int64_t busyRanksPerNode(const Degrees &degrees, const std::vector<Axis> &order,
+                         int64_t gpusPerNode) {
+  int64_t ranks = std::min(degrees.worldSize(), gpusPerNode);
+  if (degrees[Axis::PP] == 1)
+    return ranks;
+  std::vector<int64_t> strides = stridesOf(degrees, order);
+  size_t pp = size_t(std::find(order.begin(), order.end(), Axis::PP) - order.begin());
+  if (pp == order.size())
+    return ranks;
+  // Every node holds the same pattern of stage coordinates (nodes are
+  // aligned blocks of consecutive ranks), so node 0 stands for all.
+  std::map<int64_t, int64_t> perStage;
+  int64_t busiest = 0;
+  for (int64_t rank = 0; rank < ranks; ++rank)
+    busiest = std::max(busiest, ++perStage[rank / strides[pp] % degrees[Axis::PP]]);
+  return busiest;
+}
+
 namespace {
 
 class Pricer {
 public:
   Pricer(const TransformerWork &work, const Configuration &config,
          const HardwareProfile &hw)
-      : work(work), config(config), hw(hw), bf16(work.elementBytes <= 2) {}
+      : work(work), config(config), hw(hw), bf16(work.elementBytes <= 2),
+        rates(achievedRates(
+            hw, bf16, std::min(config.degrees.worldSize(), config.gpusPerNode),
+            hw.host ? busyRanksPerNode(config.degrees, config.meshOrder,
+                                       config.gpusPerNode)
+                    : 0)) {}
+
+  /// Seconds of one collective of `kind` over the groups of `axes`.
+  double collective(CollectiveKind kind, double bytes, int64_t n,
+                    const std::vector<Axis> &axes) {
+    bool crosses = &linkOf(axes) == &hw.interNode;
+    auto [link, eff] = collectiveLink(hw, kind, crosses);
+    return collectiveSeconds(kind, bytes, n, link, eff);
+  }
 
   const LinkClass &linkOf(const std::vector<Axis> &axes) {
     auto [known, fresh] = crossesByAxes.try_emplace(axes, false);
@@ -179,26 +261,20 @@ public:
     return n;
   }
 
-  double efficiency(CollectiveKind kind) const {
-    auto it = hw.collectiveEfficiency.find(kind);
-    return it == hw.collectiveEfficiency.end() ? 1.0 : it->second;
-  }
-
   /// Exposed seconds of one collective; ring shifts hide behind the
   /// attention of each hop as far as the profile's ring_overlap allows.
   double exposed(const CollectiveWork &c) {
     int64_t n = groupSize(c.axes);
     if (n < 2)
       return 0;
-    const LinkClass &link = linkOf(c.axes);
-    double one = collectiveSeconds(c.kind, c.bytes, n, link, efficiency(c.kind));
+    double one = collective(c.kind, c.bytes, n, c.axes);
     if (c.kind != CollectiveKind::RingShift)
       return one;
     ComputeWork hop;
     hop.add(OpClass::Attention, c.overlapFlops, 0);
     if (c.overlapKeys > 0)
       hop.attentionFlopsByKeys[c.overlapKeys] = c.overlapFlops;
-    double hidden = hw.ringOverlap * computeSeconds(hop, hw, bf16);
+    double hidden = hw.ringOverlap * computeSeconds(hop, hw, rates);
     return double(c.hops) *
            (std::max(0.0, one - hidden) + hw.ringHopOverhead);
   }
@@ -238,7 +314,7 @@ public:
         add(work.prologue);
       for (int64_t i = 0; i < partition[s] && block < work.blocks.size(); ++i)
         add(work.blocks[block++]);
-      stage.compute = computeSeconds(compute, hw, bf16) * calls;
+      stage.compute = computeSeconds(compute, hw, rates) * calls;
       stage.flops = compute.totalFlops() * calls;
     }
 
@@ -247,21 +323,18 @@ public:
     // latents from the last stage back to the first once per step.
     double sends = 0;
     if (stages > 1) {
-      const LinkClass &link = linkOf({Axis::PP});
-      double eff = efficiency(CollectiveKind::SendRecv);
       size_t end = 0;
       for (int64_t s = 0; s + 1 < stages; ++s) {
         end += size_t(partition[s]);
         double cut = end > 0 && end <= work.blocks.size()
                          ? work.blocks[end - 1].cutBytes
                          : 0;
-        sends += calls * collectiveSeconds(CollectiveKind::SendRecv, cut, 2,
-                                           link, eff);
+        sends += calls * collective(CollectiveKind::SendRecv, cut, 2, {Axis::PP});
         perStage[s].bytesSent[Axis::PP] += calls * cut;
         perStage[s].buffers = std::max(perStage[s].buffers, cut);
       }
-      sends += collectiveSeconds(CollectiveKind::SendRecv, work.latentBytes, 2,
-                                 link, eff);
+      sends += collective(CollectiveKind::SendRecv, work.latentBytes, 2,
+                          {Axis::PP});
       perStage.back().bytesSent[Axis::PP] += work.latentBytes;
     }
     // CFG: one all-gather of every branch's prediction per step.
@@ -272,9 +345,8 @@ public:
             collectiveBytesSent(CollectiveKind::AllGather,
                                 calls * work.latentBytes, d[Axis::CFG]);
     if (d[Axis::CFG] > 1)
-      cfgGather = collectiveSeconds(
-          CollectiveKind::AllGather, calls * work.latentBytes, d[Axis::CFG],
-          linkOf({Axis::CFG}), efficiency(CollectiveKind::AllGather));
+      cfgGather = collective(CollectiveKind::AllGather, calls * work.latentBytes,
+                             d[Axis::CFG], {Axis::CFG});
 
     double chain = 0;
     size_t busiest = 0;
@@ -317,6 +389,7 @@ private:
   const Configuration &config;
   const HardwareProfile &hw;
   bool bf16;
+  AchievedRates rates;
   std::set<Axis> crossing;
   std::map<std::vector<Axis>, bool> crossesByAxes;
 };

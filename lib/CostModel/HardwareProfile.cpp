@@ -10,6 +10,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -69,6 +70,53 @@ double sourcedNumber(const JsonObject &object, const std::string &field,
   return value;
 }
 
+/// "2" -> 2: a thread count written as an object key.
+int64_t threadCountKey(const JsonObject &threads, const std::string &key) {
+  bool digits = !key.empty() && key.size() <= 4 && key[0] != '0' &&
+                key.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits || std::stoll(key) > 1024)
+    threads.fail(key, "is not a thread count; the keys of host.threads are "
+                      "whole numbers in [1, 1024]");
+  return std::stoll(key);
+}
+
+/// The optional "host" section of a CPU host profile (HostRates).
+HostRates parseHost(const JsonObject &host) {
+  HostRates out;
+  double cores = sourcedNumber(host, "cores", 1, 1 << 20, /*minInclusive=*/true);
+  out.cores = int64_t(cores);
+  if (double(out.cores) != cores)
+    host.getObject("cores").fail("value", "is not a whole number");
+  JsonObject threads = host.getObject("threads");
+  if (!threads.raw().contains("1"))
+    host.fail("threads", "lacks \"1\"; the rates of one thread are needed "
+                         "for ranks that time-share the cores");
+  for (auto &[key, value] : threads.raw().items()) {
+    int64_t t = threadCountKey(threads, key);
+    JsonObject rates = threads.getObject(key);
+    out.gemmFlops[t] = sourcedNumber(rates, "gemm_flops", 0, kMaxFlops);
+    out.attentionFlops[t] = sourcedNumber(rates, "attention_flops", 0, kMaxFlops);
+    out.elementwiseBandwidth[t] =
+        sourcedNumber(rates, "elementwise_bandwidth", 0, kMaxBandwidth);
+  }
+  if (host.has("collectives")) {
+    JsonObject collectives = host.getObject("collectives");
+    for (auto &[key, value] : collectives.raw().items()) {
+      const CollectiveKind *kind = std::find_if(
+          std::begin(kCollectiveKinds), std::end(kCollectiveKinds),
+          [&](CollectiveKind k) { return key == collectiveKindName(k); });
+      if (kind == std::end(kCollectiveKinds))
+        collectives.fail(key, "is not a collective kind; expected all_reduce, "
+                              "all_gather, all_to_all, send_recv or ring_shift");
+      JsonObject link = collectives.getObject(key);
+      out.collectives[*kind] = {
+          sourcedNumber(link, "bandwidth", 0, kMaxBandwidth),
+          sourcedNumber(link, "latency", 0, kMaxLatency, /*minInclusive=*/true)};
+    }
+  }
+  return out;
+}
+
 HardwareProfile parseProfile(const JsonObject &object, const std::string &name) {
   HardwareProfile p;
   p.name = name;
@@ -106,6 +154,8 @@ HardwareProfile parseProfile(const JsonObject &object, const std::string &name) 
                                    /*minInclusive=*/true);
   p.ringHopOverhead = sourcedNumber(object, "ring_hop_overhead", 0, kMaxLatency,
                                     /*minInclusive=*/true);
+  if (object.has("host"))
+    p.host = parseHost(object.getObject("host"));
   return p;
 }
 
@@ -209,6 +259,31 @@ std::string hardwareProfileToJson(
   for (auto &[kind, value] : p.collectiveEfficiency)
     efficiency[collectiveKindName(kind)] = number(collectiveKindName(kind), value);
   profile["efficiency"] = efficiency;
+  if (p.host) {
+    json threads = json::object();
+    for (auto &[t, flops] : p.host->gemmFlops) {
+      std::string at = "host.threads." + std::to_string(t) + ".";
+      auto rate = [&](const std::map<int64_t, double> &rates) {
+        auto it = rates.find(t);
+        return it == rates.end() ? 0.0 : it->second;
+      };
+      threads[std::to_string(t)] = {
+          {"gemm_flops", number(at + "gemm_flops", flops)},
+          {"attention_flops", number(at + "attention_flops", rate(p.host->attentionFlops))},
+          {"elementwise_bandwidth",
+           number(at + "elementwise_bandwidth", rate(p.host->elementwiseBandwidth))}};
+    }
+    json collectives = json::object();
+    for (auto &[kind, link] : p.host->collectives) {
+      std::string at = std::string("host.collectives.") + collectiveKindName(kind) + ".";
+      collectives[collectiveKindName(kind)] = {
+          {"bandwidth", number(at + "bandwidth", link.bandwidth)},
+          {"latency", number(at + "latency", link.latency)}};
+    }
+    profile["host"] = {{"cores", number("host.cores", double(p.host->cores))},
+                       {"threads", threads},
+                       {"collectives", collectives}};
+  }
   json root = {{"format", "ditc-hardware-profiles/1"},
                {"profiles", {{p.name, profile}}}};
   return root.dump(2) + "\n";

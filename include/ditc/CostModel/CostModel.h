@@ -60,11 +60,49 @@ double collectiveBytesSent(CollectiveKind kind, double bytes, int64_t groupSize)
 double collectiveSeconds(CollectiveKind kind, double bytes, int64_t groupSize,
                          const LinkClass &link, double efficiency);
 
+/// What one rank achieves: FLOP/s per op class, and the memory bandwidth
+/// its bytes move at (bytes/s).
+struct AchievedRates {
+  std::array<double, kNumOpClasses> flops{};
+  double bandwidth = 0;
+};
+
+/// Intra-op threads dit-run gives each of `ranksOnHost` ranks by default:
+/// max(1, cores / ranksOnHost).
+int64_t threadsPerRank(const HostRates &host, int64_t ranksOnHost);
+
+/// A host rate (by thread count) at `threads`: the measured one, or past
+/// the largest measured count, that one scaled by threads / count.
+double hostRate(const std::map<int64_t, double> &byThreads, int64_t threads);
+
+/// Without a host section: each class's peak times its efficiency, and the
+/// memory bandwidth times the elementwise efficiency. With one, the rates
+/// measured at threadsPerRank(ranksOnHost), times the share of a core each
+/// thread gets when the threads of the ranks that compute at once
+/// (`busyRanksOnHost`, all of them unless pipeline stages take turns)
+/// outnumber the cores: they time-share them.
+AchievedRates achievedRates(const HardwareProfile &hw, bool bf16,
+                            int64_t ranksOnHost, int64_t busyRanksOnHost = 0);
+
+/// The most ranks of one node of `gpusPerNode` that compute at once: those
+/// of one pipeline stage (a step's stages run in turn, seed 004).
+int64_t busyRanksPerNode(const Degrees &degrees, const std::vector<Axis> &order,
+                         int64_t gpusPerNode);
+
 /// Seconds of `work` on one rank: per op class the larger of its FLOPs at
-/// the class's achievable peak and its bytes at the achievable memory
-/// bandwidth.
+/// the class's achieved rate and its bytes at the achieved memory bandwidth.
+double computeSeconds(const ComputeWork &work, const HardwareProfile &hw,
+                      const AchievedRates &rates);
+/// The same for a rank alone on its host.
 double computeSeconds(const ComputeWork &work, const HardwareProfile &hw,
                       bool bf16);
+
+/// The link and efficiency a collective of `kind` pays: the NIC when its
+/// group crosses nodes; otherwise the host's measured link for that kind
+/// (at efficiency 1) when the profile has one, else the intra-node link.
+std::pair<LinkClass, double> collectiveLink(const HardwareProfile &hw,
+                                            CollectiveKind kind,
+                                            bool crossesNodes);
 
 /// Whether the groups of `axes` (ranks that differ only in those axes'
 /// coordinates) span more than one node of `gpusPerNode` ranks.

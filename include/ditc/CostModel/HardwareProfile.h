@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,21 @@ const char *collectiveKindName(CollectiveKind kind);
 /// of one step of a collective algorithm (seconds).
 struct LinkClass {
   double bandwidth = 0, latency = 0;
+};
+
+/// A CPU host where dit-run's ranks share the cores (the optional "host"
+/// section, which `ditc calibrate` writes from measurements). dit-run gives
+/// each of R ranks on a host of C cores max(1, C / R) intra-op threads, so
+/// what one rank achieves depends on how many ranks share the host.
+struct HostRates {
+  int64_t cores = 0;
+  /// Achieved FLOP/s (GEMM, attention) and bytes/s (elementwise) of one
+  /// rank by its thread count.
+  std::map<int64_t, double> gemmFlops, attentionFlops, elementwiseBandwidth;
+  /// Per collective kind, the latency and bandwidth fitted to the kind's
+  /// own alpha-beta formula between ranks of this host; they replace the
+  /// intra-node link (at efficiency 1) for that kind.
+  std::map<CollectiveKind, LinkClass> collectives;
 };
 
 struct HardwareProfile {
@@ -54,6 +70,8 @@ struct HardwareProfile {
   /// Seconds per ring hop that nothing hides: the hop's kernel launches and
   /// the wait for its transfer before the next block is attended.
   double ringHopOverhead = 0;
+  /// Present for a CPU host profile; then compute is priced from it.
+  std::optional<HostRates> host;
 
   double peakFlops(bool bf16) const { return bf16 ? peakFlopsBf16 : peakFlopsFp32; }
 };
@@ -76,7 +94,9 @@ std::vector<HardwareProfile> parseHardwareProfiles(const std::string &text,
                                                    const std::string &file);
 
 /// The profile as a profiles document ({"format", "profiles": {name: ...}})
-/// with `source` on every number; `ditc calibrate` writes this.
+/// with `source` on every number; `ditc calibrate` writes this. `sources`
+/// maps a field's path ("gemm", "host.threads.2.gemm_flops",
+/// "host.collectives.all_reduce.latency") to its source.
 std::string hardwareProfileToJson(const HardwareProfile &profile,
                                   const std::map<std::string, std::string> &sources);
 

@@ -1,0 +1,408 @@
+//===- HostCostModelTest.cpp - pricing a CPU host, and calibration fits ---===//
+//
+// The terms a calibrated CPU host adds to the cost model (HostRates in
+// HardwareProfile.h): threads per rank and time-sharing, per-thread-count
+// rates, measured collective links, the profile's "host" section, and the
+// alpha-beta fits `ditc calibrate` makes (Calibration.h).
+//
+//===----------------------------------------------------------------------===//
+#include "ditc/Analysis/MeshLayout.h"
+#include "ditc/CostModel/Calibration.h"
+#include "ditc/CostModel/CostModel.h"
+#include "ditc/Support/BadInput.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+using namespace ditc;
+using nlohmann::json;
+
+namespace {
+
+/// A 4-core host whose rates grow sub-linearly with threads, and whose
+/// all-reduce was measured slower than the intra-node (send/recv) link.
+HardwareProfile hostProfile() {
+  HardwareProfile hw;
+  hw.name = "host";
+  hw.gpusPerNode = 4;
+  hw.peakFlopsBf16 = hw.peakFlopsFp32 = 300e9;
+  hw.memoryBytes = 16e9;
+  hw.memoryBandwidth = 20e9;
+  hw.intraNode = {4e9, 20e-6};
+  hw.interNode = {1e9, 100e-6};
+  for (CollectiveKind k : {CollectiveKind::AllReduce, CollectiveKind::AllGather,
+                           CollectiveKind::AllToAll, CollectiveKind::SendRecv,
+                           CollectiveKind::RingShift})
+    hw.collectiveEfficiency[k] = 0.5;
+  HostRates host;
+  host.cores = 4;
+  host.gemmFlops = {{1, 100e9}, {2, 180e9}, {4, 300e9}};
+  host.attentionFlops = {{1, 50e9}, {2, 90e9}, {4, 150e9}};
+  host.elementwiseBandwidth = {{1, 8e9}, {2, 12e9}, {4, 20e9}};
+  host.collectives[CollectiveKind::AllReduce] = {1e9, 200e-6};
+  hw.host = host;
+  return hw;
+}
+
+TEST(HostRates, ThreadsPerRankFollowDitRunsDefault) {
+  HostRates host = *hostProfile().host;
+  EXPECT_EQ(threadsPerRank(host, 1), 4);
+  EXPECT_EQ(threadsPerRank(host, 2), 2);
+  EXPECT_EQ(threadsPerRank(host, 3), 1); // 4 / 3 rounds down, as dit-run's
+  EXPECT_EQ(threadsPerRank(host, 8), 1); // at least one
+}
+
+TEST(HostRates, UnmeasuredThreadCountsScaleTheLargestMeasuredBelow) {
+  std::map<int64_t, double> rates = {{1, 10.0}, {2, 18.0}};
+  EXPECT_DOUBLE_EQ(hostRate(rates, 2), 18.0);
+  EXPECT_DOUBLE_EQ(hostRate(rates, 3), 27.0);
+  EXPECT_DOUBLE_EQ(hostRate(rates, 1), 10.0);
+}
+
+TEST(AchievedRates, WithoutAHostSectionPeakTimesEfficiency) {
+  HardwareProfile hw = hostProfile();
+  hw.host.reset();
+  hw.gemmEfficiency = 0.5, hw.attentionEfficiency = 0.25;
+  hw.elementwiseEfficiency = 0.8;
+  AchievedRates r = achievedRates(hw, /*bf16=*/false, 4);
+  EXPECT_DOUBLE_EQ(r.flops[size_t(OpClass::Gemm)], 150e9);
+  EXPECT_DOUBLE_EQ(r.flops[size_t(OpClass::Attention)], 75e9);
+  EXPECT_DOUBLE_EQ(r.bandwidth, 16e9);
+}
+
+TEST(AchievedRates, RanksSharingAHostGetTheirThreadsRates) {
+  HardwareProfile hw = hostProfile();
+  AchievedRates alone = achievedRates(hw, false, 1);
+  EXPECT_DOUBLE_EQ(alone.flops[size_t(OpClass::Gemm)], 300e9);
+  EXPECT_DOUBLE_EQ(alone.flops[size_t(OpClass::Attention)], 150e9);
+  EXPECT_DOUBLE_EQ(alone.bandwidth, 20e9);
+  AchievedRates pair = achievedRates(hw, false, 2);
+  EXPECT_DOUBLE_EQ(pair.flops[size_t(OpClass::Gemm)], 180e9);
+  EXPECT_DOUBLE_EQ(pair.bandwidth, 12e9);
+  // bf16 plans run float32 CPU kernels: the same table.
+  EXPECT_DOUBLE_EQ(achievedRates(hw, true, 2).flops[0], pair.flops[0]);
+}
+
+TEST(AchievedRates, MoreRanksThanCoresTimeShare) {
+  HardwareProfile hw = hostProfile();
+  // 8 ranks of one thread on 4 cores: each gets half a core.
+  AchievedRates r = achievedRates(hw, false, 8);
+  EXPECT_DOUBLE_EQ(r.flops[size_t(OpClass::Gemm)], 50e9);
+  EXPECT_DOUBLE_EQ(r.flops[size_t(OpClass::Attention)], 25e9);
+  EXPECT_DOUBLE_EQ(r.bandwidth, 4e9);
+  // 3 ranks of one thread on 4 cores: no sharing.
+  EXPECT_DOUBLE_EQ(achievedRates(hw, false, 3).flops[0], 100e9);
+}
+
+TEST(CollectiveLink, MeasuredHostLinksReplaceTheIntraNodeLink) {
+  HardwareProfile hw = hostProfile();
+  auto [reduce, reduceEff] = collectiveLink(hw, CollectiveKind::AllReduce, false);
+  EXPECT_DOUBLE_EQ(reduce.bandwidth, 1e9);
+  EXPECT_DOUBLE_EQ(reduce.latency, 200e-6);
+  EXPECT_DOUBLE_EQ(reduceEff, 1.0);
+  // A kind the host did not measure keeps the intra-node link and its
+  // efficiency; a group across nodes pays the NIC.
+  auto [gather, gatherEff] = collectiveLink(hw, CollectiveKind::AllGather, false);
+  EXPECT_DOUBLE_EQ(gather.bandwidth, 4e9);
+  EXPECT_DOUBLE_EQ(gatherEff, 0.5);
+  auto [nic, nicEff] = collectiveLink(hw, CollectiveKind::AllReduce, true);
+  EXPECT_DOUBLE_EQ(nic.bandwidth, 1e9);
+  EXPECT_DOUBLE_EQ(nic.latency, 100e-6);
+  EXPECT_DOUBLE_EQ(nicEff, 0.5);
+}
+
+TEST(EstimateStep, AHostPricesComputeAtTheThreadsEachRankGets) {
+  HardwareProfile hw = hostProfile();
+  TransformerWork work;
+  work.elementBytes = 4;
+  BlockWork block;
+  block.compute.add(OpClass::Gemm, 60e9, 0);
+  block.collectives.push_back({CollectiveKind::AllReduce, {Axis::TP}, 1e6});
+  work.blocks.push_back(block);
+  Configuration config;
+  config.meshOrder = MeshLayout::defaultOrder();
+  config.gpusPerNode = 4;
+  config.degrees[Axis::TP] = 2;
+  // Two ranks on the host: 2 threads each, 180 GFLOP/s; the all-reduce on
+  // the measured link: 2(n-1)·alpha + 2(n-1)/n·B/beta.
+  StepEstimate e = estimateStep(work, config, hw);
+  EXPECT_NEAR(e.computeSeconds, 60e9 / 180e9, 1e-12);
+  EXPECT_NEAR(e.commSeconds.at(Axis::TP), 2 * 200e-6 + 1e6 / 1e9, 1e-12);
+  // Four ranks on the host (dp 2 beside tp 2): one thread each.
+  config.degrees[Axis::DP] = 2;
+  EXPECT_NEAR(estimateStep(work, config, hw).computeSeconds, 60e9 / 100e9, 1e-12);
+  // Eight ranks on the 4-core host: half a core each.
+  config.degrees[Axis::DP] = 4;
+  config.gpusPerNode = 8;
+  EXPECT_NEAR(estimateStep(work, config, hw).computeSeconds, 60e9 / 50e9, 1e-12);
+}
+
+TEST(BusyRanks, PipelineStagesTakeTurns) {
+  std::vector<Axis> order = MeshLayout::defaultOrder(); // pp outside tp
+  Degrees d;
+  EXPECT_EQ(busyRanksPerNode(d, order, 4), 1);
+  d[Axis::TP] = 4;
+  EXPECT_EQ(busyRanksPerNode(d, order, 4), 4);
+  d[Axis::TP] = 2, d[Axis::PP] = 2;
+  EXPECT_EQ(busyRanksPerNode(d, order, 4), 2);
+  d[Axis::TP] = 1, d[Axis::PP] = 4;
+  EXPECT_EQ(busyRanksPerNode(d, order, 4), 1);
+  // dp replicas compute at once, each with its own stages.
+  d[Axis::PP] = 2, d[Axis::DP] = 2;
+  EXPECT_EQ(busyRanksPerNode(d, order, 4), 2);
+  // One stage per node: every rank of a node is busy at once.
+  d[Axis::DP] = 1, d[Axis::PP] = 2, d[Axis::TP] = 4;
+  EXPECT_EQ(busyRanksPerNode(d, order, 4), 4);
+}
+
+TEST(EstimateStep, IdleStagesLeaveTheirCoresToTheBusyOnes) {
+  HardwareProfile hw = hostProfile();
+  hw.host->cores = 2;
+  TransformerWork work;
+  work.elementBytes = 4;
+  for (int i = 0; i < 4; ++i) {
+    BlockWork block;
+    block.compute.add(OpClass::Gemm, 10e9, 0);
+    work.blocks.push_back(block);
+  }
+  Configuration config;
+  config.meshOrder = MeshLayout::defaultOrder();
+  config.gpusPerNode = 4;
+  // pp 4 on 2 cores: one thread each, one stage computing at a time, so a
+  // whole core each (100 GFLOP/s); 4 blocks in turn, and 4 empty sends
+  // (3 cuts, the latents back) at the send/recv latency.
+  config.degrees[Axis::PP] = 4;
+  EXPECT_NEAR(estimateStep(work, config, hw).stepSeconds,
+              4 * 10e9 / 100e9 + 4 * 20e-6, 1e-12);
+  // dp 4 on 2 cores: four ranks at once, half a core each.
+  config.degrees[Axis::PP] = 1, config.degrees[Axis::DP] = 4;
+  EXPECT_NEAR(estimateStep(work, config, hw).stepSeconds, 4 * 10e9 / 50e9, 1e-12);
+}
+
+// --- the profile's "host" section ---
+
+json hostSection() {
+  auto n = [](double v) { return json{{"value", v}, {"source", "test"}}; };
+  return {{"cores", n(2)},
+          {"threads",
+           {{"1", {{"gemm_flops", n(1e11)}, {"attention_flops", n(5e10)},
+                   {"elementwise_bandwidth", n(1e10)}}},
+            {"2", {{"gemm_flops", n(1.8e11)}, {"attention_flops", n(9e10)},
+                   {"elementwise_bandwidth", n(1.5e10)}}}}},
+          {"collectives",
+           {{"all_to_all", {{"bandwidth", n(2e9)}, {"latency", n(1e-4)}}}}}};
+}
+
+std::string withHost(const json &host) {
+  HardwareProfile hw = hostProfile();
+  hw.host.reset();
+  json doc = json::parse(hardwareProfileToJson(hw, {}));
+  doc["profiles"]["host"]["host"] = host;
+  return doc.dump();
+}
+
+std::string hostError(const json &host) {
+  try {
+    parseHardwareProfiles(withHost(host), "p.json");
+  } catch (const BadInput &e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(HostSection, ParsesAndRoundTrips) {
+  HardwareProfile hw = parseHardwareProfiles(withHost(hostSection()), "p.json")[0];
+  ASSERT_TRUE(hw.host);
+  EXPECT_EQ(hw.host->cores, 2);
+  EXPECT_DOUBLE_EQ(hw.host->gemmFlops.at(2), 1.8e11);
+  EXPECT_DOUBLE_EQ(hw.host->elementwiseBandwidth.at(1), 1e10);
+  EXPECT_DOUBLE_EQ(hw.host->collectives.at(CollectiveKind::AllToAll).latency, 1e-4);
+  EXPECT_EQ(hw.host->collectives.count(CollectiveKind::AllReduce), 0u);
+  HardwareProfile back = parseHardwareProfiles(
+      hardwareProfileToJson(hw, {{"host.threads.2.gemm_flops", "measured"}}), "q")[0];
+  ASSERT_TRUE(back.host);
+  EXPECT_EQ(back.host->gemmFlops, hw.host->gemmFlops);
+  EXPECT_EQ(back.host->attentionFlops, hw.host->attentionFlops);
+  EXPECT_DOUBLE_EQ(back.host->collectives.at(CollectiveKind::AllToAll).bandwidth, 2e9);
+  // A profile without the section has none.
+  HardwareProfile plain = hostProfile();
+  plain.host.reset();
+  EXPECT_FALSE(parseHardwareProfiles(hardwareProfileToJson(plain, {}), "r")[0].host);
+}
+
+TEST(HostSection, BadFieldsNameTheFieldAndValue) {
+  json h = hostSection();
+  h["threads"].erase("1");
+  EXPECT_NE(hostError(h).find("field 'profiles.host.host.threads'"),
+            std::string::npos) << hostError(h);
+  h = hostSection();
+  h["threads"]["two"] = h["threads"]["2"];
+  EXPECT_NE(hostError(h).find("'profiles.host.host.threads.two'"), std::string::npos)
+      << hostError(h);
+  h = hostSection();
+  h["threads"]["2"]["gemm_flops"]["value"] = 0;
+  EXPECT_NE(hostError(h).find("'profiles.host.host.threads.2.gemm_flops.value' is 0"),
+            std::string::npos) << hostError(h);
+  h = hostSection();
+  h["threads"]["1"].erase("attention_flops");
+  EXPECT_NE(hostError(h).find("threads.1.attention_flops"), std::string::npos)
+      << hostError(h);
+  h = hostSection();
+  h["collectives"]["broadcast"] = h["collectives"]["all_to_all"];
+  EXPECT_NE(hostError(h).find("collectives.broadcast"), std::string::npos)
+      << hostError(h);
+  h = hostSection();
+  h["collectives"]["all_to_all"]["bandwidth"]["source"] = "";
+  EXPECT_NE(hostError(h).find("all_to_all.bandwidth.source"), std::string::npos)
+      << hostError(h);
+  h = hostSection();
+  h["cores"]["value"] = 1.5;
+  EXPECT_NE(hostError(h).find("cores"), std::string::npos) << hostError(h);
+  EXPECT_EQ(hostError(hostSection()), "");
+}
+
+// --- calibration fits ---
+
+TEST(FitCollective, RecoversTheLatencyAndBandwidthOfItsFormula) {
+  LinkClass truth{2e9, 50e-6};
+  for (CollectiveKind kind : {CollectiveKind::AllReduce, CollectiveKind::AllGather,
+                              CollectiveKind::AllToAll, CollectiveKind::SendRecv}) {
+    std::vector<TimedCollective> samples;
+    for (int64_t ranks : {2, 4})
+      for (double bytes : {4e3, 64e3, 512e3, 4e6})
+        samples.push_back({kind, ranks, bytes,
+                           collectiveSeconds(kind, bytes, ranks, truth, 1.0)});
+    double error = 1;
+    LinkClass fit = fitCollective(kind, samples, &error);
+    EXPECT_NEAR(fit.bandwidth / truth.bandwidth, 1, 1e-9) << collectiveKindName(kind);
+    EXPECT_NEAR(fit.latency / truth.latency, 1, 1e-9) << collectiveKindName(kind);
+    EXPECT_LT(error, 1e-9);
+  }
+}
+
+TEST(FitCollective, NegativeLatencyIsClampedAndFlatTimesRefused) {
+  // Times exactly proportional to bytes minus a little: the unconstrained
+  // fit's latency is negative.
+  std::vector<TimedCollective> samples = {
+      {CollectiveKind::SendRecv, 2, 1e3, 0.5e-6},
+      {CollectiveKind::SendRecv, 2, 1e6, 1e-3}};
+  LinkClass fit = fitCollective(CollectiveKind::SendRecv, samples);
+  EXPECT_EQ(fit.latency, 0);
+  EXPECT_GT(fit.bandwidth, 0);
+  // Scattered small-message times leave the relative fit no positive slope;
+  // the absolute fit, which the 4 MB message dominates, still has one (and
+  // a negative latency again clamped to 0).
+  std::vector<TimedCollective> scattered = {
+      {CollectiveKind::SendRecv, 2, 4e3, 1e-4},
+      {CollectiveKind::SendRecv, 2, 64e3, 1e-4},
+      {CollectiveKind::SendRecv, 2, 500e3, 5e-5},
+      {CollectiveKind::SendRecv, 2, 4e6, 1e-2}};
+  LinkClass rescued = fitCollective(CollectiveKind::SendRecv, scattered);
+  EXPECT_EQ(rescued.latency, 0);
+  double gamma = (4e3 * 1e-4 + 64e3 * 1e-4 + 500e3 * 5e-5 + 4e6 * 1e-2) /
+                 (4e3 * 4e3 + 64e3 * 64e3 + 500e3 * 500e3 + 4e6 * 4e6);
+  EXPECT_NEAR(rescued.bandwidth * gamma, 1, 1e-9);
+  // Times that fall as messages grow fit no bandwidth.
+  std::vector<TimedCollective> falling = {
+      {CollectiveKind::AllReduce, 2, 1e3, 1e-3},
+      {CollectiveKind::AllReduce, 2, 1e6, 1e-6}};
+  EXPECT_THROW(fitCollective(CollectiveKind::AllReduce, falling), BadInput);
+}
+
+json measurements() {
+  json collectives = json::array();
+  LinkClass link{1e9, 1e-4};
+  for (CollectiveKind kind : {CollectiveKind::AllReduce, CollectiveKind::AllGather,
+                              CollectiveKind::AllToAll, CollectiveKind::SendRecv,
+                              CollectiveKind::RingShift})
+    for (double bytes : {4096.0, 4194304.0})
+      collectives.push_back({{"kind", collectiveKindName(kind)}, {"ranks", 2},
+                             {"bytes", bytes},
+                             {"seconds", collectiveSeconds(kind, bytes, 2, link, 1)}});
+  return {{"format", "ditc-calibration/1"}, {"host", "box"},
+          {"time", "2026-12-01T00:00:00Z"}, {"cores", 2},
+          {"memory_bytes", 8e9}, {"method", "a test"},
+          {"compute",
+           {{{"threads", 1}, {"gemm_flops_per_s", 1e11},
+             {"attention_flops_per_s", 4e10}, {"elementwise_bytes_per_s", 1e10}},
+            {{"threads", 2}, {"gemm_flops_per_s", 1.6e11},
+             {"attention_flops_per_s", 7e10}, {"elementwise_bytes_per_s", 1.2e10}}}},
+          {"collectives", collectives}};
+}
+
+std::string calibrationError(const json &raw) {
+  try {
+    profileFromCalibration(raw.dump(), "raw.json", "mine");
+  } catch (const BadInput &e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ProfileFromCalibration, EveryNumberIsMeasuredOrSaysWhyNot) {
+  CalibratedProfile c = profileFromCalibration(measurements().dump(), "raw.json", "mine");
+  const HardwareProfile &p = c.profile;
+  EXPECT_EQ(p.name, "mine");
+  ASSERT_TRUE(p.host);
+  EXPECT_EQ(p.host->cores, 2);
+  EXPECT_DOUBLE_EQ(p.host->gemmFlops.at(2), 1.6e11);
+  EXPECT_DOUBLE_EQ(p.peakFlopsFp32, 1.6e11);
+  EXPECT_DOUBLE_EQ(p.attentionEfficiency, 7e10 / 1.6e11);
+  EXPECT_DOUBLE_EQ(p.memoryBytes, 8e9);
+  EXPECT_NEAR(p.host->collectives.at(CollectiveKind::AllReduce).bandwidth, 1e9, 1);
+  EXPECT_NEAR(p.host->collectives.at(CollectiveKind::RingShift).latency, 1e-4, 1e-12);
+  EXPECT_DOUBLE_EQ(p.intraNode.bandwidth,
+                   p.host->collectives.at(CollectiveKind::SendRecv).bandwidth);
+  // Written out, every number has a source naming the host and the time,
+  // or saying it is an assumption; and it reads back.
+  std::string text = hardwareProfileToJson(p, c.sources);
+  json doc = json::parse(text);
+  std::function<void(const json &, const std::string &)> check =
+      [&](const json &j, const std::string &at) {
+        if (j.is_object() && j.contains("value")) {
+          std::string source = j.at("source");
+          EXPECT_TRUE(source.find("measured by ditc calibrate on box at "
+                                  "2026-12-01T00:00:00Z") != std::string::npos ||
+                      source.rfind("measured:", 0) == 0 ||
+                      source.rfind("assumption", 0) == 0)
+              << at << ": " << source;
+          return;
+        }
+        if (j.is_object())
+          for (auto &[k, v] : j.items())
+            check(v, at + "." + k);
+      };
+  check(doc["profiles"]["mine"], "mine");
+  EXPECT_EQ(parseHardwareProfiles(text, "out.json")[0].host->gemmFlops,
+            p.host->gemmFlops);
+}
+
+TEST(ProfileFromCalibration, BadMeasurementsNameTheFieldAndValue) {
+  json raw = measurements();
+  raw["format"] = "other/1";
+  EXPECT_NE(calibrationError(raw).find("field 'format' is 'other/1'"),
+            std::string::npos) << calibrationError(raw);
+  raw = measurements();
+  raw["compute"].erase(0);
+  EXPECT_NE(calibrationError(raw).find("no entry for 1 thread"), std::string::npos)
+      << calibrationError(raw);
+  raw = measurements();
+  raw["compute"][1]["gemm_flops_per_s"] = -1;
+  EXPECT_NE(calibrationError(raw).find("compute[1].gemm_flops_per_s"),
+            std::string::npos) << calibrationError(raw);
+  raw = measurements();
+  raw["collectives"][0]["kind"] = "broadcast";
+  EXPECT_NE(calibrationError(raw).find("'broadcast'"), std::string::npos)
+      << calibrationError(raw);
+  raw = measurements();
+  raw["collectives"].erase(0);
+  EXPECT_NE(calibrationError(raw).find("fewer than two timings of all_reduce"),
+            std::string::npos) << calibrationError(raw);
+  raw = measurements();
+  raw.erase("memory_bytes");
+  EXPECT_NE(calibrationError(raw).find("memory_bytes"), std::string::npos);
+  EXPECT_EQ(calibrationError(measurements()), "");
+}
+
+} // namespace
