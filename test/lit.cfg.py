@@ -42,6 +42,7 @@ if getattr(config, "ditc_sanitize", "") in ("ON", "1", "TRUE", "True"):
     config.available_features.add("sanitizers")
 if config.ditc_runtime in ("ON", "1", "TRUE", "True"):
     config.available_features.add("runtime")
-    llvm_config.add_tool_substitutions(["dit-run"], [config.ditc_tools_dir])
+    llvm_config.add_tool_substitutions(["dit-run", "dit-calibrate"],
+                                       [config.ditc_tools_dir])
     config.substitutions.append(
         ("%dit_run_binary", os.path.join(config.ditc_tools_dir, "dit-run")))

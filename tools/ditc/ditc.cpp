@@ -34,6 +34,7 @@
 #include "ditc/Support/Spelling.h"
 #include "ditc/Support/Utf8.h"
 #include "ditc/Transforms/Pipelines.h"
+#include "Calibrate.h"
 #include "Weights.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -985,6 +986,8 @@ const Command kCommands[] = {
      runCompile},
     {"search", "rank every legal configuration by predicted step time",
      searchUsage, runSearch},
+    {"calibrate", "measure this host into a hardware profile for search",
+     calibrateUsage, runCalibrate},
     {"explain", "show where a plan's ranks sit and which groups cross nodes",
      explainUsage, runExplain},
     {"weights", "compare a checkpoint's tensors with its model's parameters",

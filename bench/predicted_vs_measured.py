@@ -1,0 +1,163 @@
+#!/usr/bin/python3
+"""The cost model against dit-run on this machine (issue 12, point 7).
+
+1. A hardware profile of this host from `ditc calibrate` (or --profile FILE,
+   one written earlier): the runtime's GEMM, attention and elementwise rates
+   per thread count and gloo's latency and bandwidth per collective kind.
+2. `ditc search bench-wan --num-gpus N --gpus-per-node N --hardware PROFILE
+   --format json --top all` at bench/roofline.py's workload (256x256x9,
+   float32) for each N of --ranks: every legal configuration that fits,
+   with its predicted step ms and the flags that compile it.
+3. Each configuration compiled and run with `dit-run --nproc N` (default
+   threads: cores / N each, at least 1) for --steps timed steps after one
+   warm-up step, --repeats times; the passes alternate over all
+   configurations, so a drift in the machine's load reaches them alike.
+   Measured = the median of every timed step of every pass (rank 0's
+   --report).
+
+Prints per configuration the predicted and measured step ms side by side,
+the error (predicted / measured - 1), the worst error, and whether the
+predicted order equals the measured order for every pair of configurations
+(on the same rank count) whose measurements differ by more than the noise.
+The noise is estimated from the repeats: the median over configurations
+of the relative spread (max - min) / median of one configuration's per-pass
+medians (the largest spread is printed too; on a busy machine one burst of
+load sets it). Goals: every
+error within 25%, no pair out of order.
+
+Usage: bench/predicted_vs_measured.py [--build build] [--profile FILE]
+                                      [--ranks 1,2,4] [--steps 3]
+                                      [--repeats 2] [--json FILE]
+Exit 0 when both goals hold, 1 when either misses.
+"""
+import argparse
+import itertools
+import json
+import os
+import shlex
+import statistics
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from roofline import MODEL, ROOT, WORKLOAD, load_average, run  # noqa: E402
+
+GOAL = 0.25
+
+
+def search(ditc, profile, ranks):
+    out = run([ditc, "search", MODEL, *WORKLOAD, "--num-gpus", str(ranks),
+               "--gpus-per-node", str(ranks), "--hardware", profile,
+               "--format", "json", "--top", "all"])
+    return json.loads(out)["configurations"]
+
+
+def name_of(degrees):
+    parts = [f"{axis}{n}" for axis, n in degrees.items() if n > 1]
+    return "x".join(parts) or "one-rank"
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--profile", help="a profile written by ditc calibrate "
+                        "(default: calibrate now)")
+    parser.add_argument("--ranks", default="1,2,4")
+    parser.add_argument("--steps", type=int, default=3, help="timed steps per run")
+    parser.add_argument("--repeats", type=int, default=2,
+                        help="alternating passes over every configuration")
+    parser.add_argument("--json", help="also write every figure to this file")
+    args = parser.parse_args()
+    ditc = os.path.join(args.build, "bin", "ditc")
+    dit_run = os.path.join(args.build, "bin", "dit-run")
+    rank_counts = [int(r) for r in args.ranks.split(",")]
+    work = tempfile.mkdtemp(prefix="ditc-pvm-")
+    start_load = load_average()
+
+    profile = args.profile
+    if not profile:
+        profile = os.path.join(work, "profile.json")
+        run([ditc, "calibrate", "-o", profile])
+    with open(profile) as f:
+        hardware = next(iter(json.load(f)["profiles"].values()))
+    host = hardware.get("host", {})
+    rates = ", ".join(
+        f"{t} thread{'s' if t != '1' else ''}: GEMM "
+        f"{v['gemm_flops']['value'] / 1e9:.1f}, attention "
+        f"{v['attention_flops']['value'] / 1e9:.1f} GFLOP/s"
+        for t, v in sorted(host.get("threads", {}).items()))
+
+    rows = []
+    for ranks in rank_counts:
+        for config in search(ditc, profile, ranks):
+            plan = os.path.join(work, f"plan-{len(rows)}")
+            flags = shlex.split(config["flags"])
+            run([ditc, "compile", MODEL, *WORKLOAD, *flags, "-o", plan])
+            rows.append({"ranks": ranks, "name": name_of(config["degrees"]),
+                         "flags": config["flags"], "plan": plan,
+                         "predicted_ms": config["step_ms"],
+                         "breakdown_ms": config["breakdown_ms"], "passes": []})
+    for _ in range(args.repeats):
+        for row in rows:
+            report = os.path.join(work, "report.json")
+            run([dit_run, row["plan"], "--nproc", str(row["ranks"]),
+                 "--output", os.path.join(work, "out.npy"),
+                 "--steps", str(args.steps + 1), "--report", report])
+            with open(report) as f:
+                steps = json.load(f)["step_ms"][1:]  # the first is a warm-up
+            row["passes"].append(steps)
+    for row in rows:
+        medians = [statistics.median(p) for p in row["passes"]]
+        row["measured_ms"] = statistics.median(
+            [s for p in row["passes"] for s in p])
+        row["spread"] = (max(medians) - min(medians)) / statistics.median(medians)
+        row["error"] = row["predicted_ms"] / row["measured_ms"] - 1
+    noise = statistics.median(row["spread"] for row in rows)
+    largest = max(row["spread"] for row in rows)
+
+    # Pairs on the same rank count whose measurements differ by more than
+    # the noise must be predicted in the same order.
+    out_of_order, compared = [], 0
+    for a, b in itertools.combinations(rows, 2):
+        if a["ranks"] != b["ranks"]:
+            continue
+        fast, slow = sorted((a, b), key=lambda r: r["measured_ms"])
+        if slow["measured_ms"] - fast["measured_ms"] <= noise * slow["measured_ms"]:
+            continue
+        compared += 1
+        if fast["predicted_ms"] >= slow["predicted_ms"]:
+            out_of_order.append((fast["name"], slow["name"], fast["ranks"]))
+    worst = max(rows, key=lambda r: abs(r["error"]))
+    end_load = load_average()
+
+    print(f"{MODEL} {' '.join(WORKLOAD)}, {len(os.sched_getaffinity(0))} cores, "
+          f"load average {start_load[0]:.2f} at the start, {end_load[0]:.2f} "
+          f"at the end")
+    print(f"profile {profile}: {rates}")
+    print(f"measured = median of {args.repeats} passes x {args.steps} timed "
+          f"steps; noise = {100 * noise:.1f}% (the median spread of a "
+          f"configuration's pass medians; the largest is {100 * largest:.1f}%)")
+    print(f"{'ranks':>5} {'configuration':24} {'predicted':>10} {'measured':>9} "
+          f"{'error':>7} {'spread':>7}")
+    for row in sorted(rows, key=lambda r: (r["ranks"], r["measured_ms"])):
+        print(f"{row['ranks']:>5} {row['name']:24} {row['predicted_ms']:>10.1f} "
+              f"{row['measured_ms']:>9.1f} {100 * row['error']:>+6.1f}% "
+              f"{100 * row['spread']:>6.1f}%")
+    within = all(abs(r["error"]) <= GOAL for r in rows)
+    print(f"worst error: {100 * worst['error']:+.1f}% ({worst['name']} on "
+          f"{worst['ranks']} ranks); goal within {100 * GOAL:.0f}%: "
+          f"{'met' if within else 'missed'}")
+    print(f"order: {compared - len(out_of_order)} of {compared} pairs that "
+          f"differ by more than the noise are predicted in the measured order"
+          + ("" if not out_of_order else "; out of order: " + ", ".join(
+              f"{f} < {s} on {n}" for f, s, n in out_of_order)))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"load_average": [start_load, end_load], "noise": noise,
+                       "profile": hardware, "rows": rows,
+                       "out_of_order": out_of_order}, f, indent=1)
+    return 0 if within and not out_of_order else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
