@@ -12,7 +12,8 @@ set(DITC_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/ditc)
 
 install(TARGETS ditc dit-opt RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 if(DITC_BUILD_RUNTIME)
-  install(TARGETS dit-run RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  # ditc calibrate runs the dit-calibrate beside it.
+  install(TARGETS dit-run dit-calibrate RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
 
 # An installed ditc finds these next to itself (bin/../share/ditc/models).
