@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <future>
 #include <set>
 
 namespace ditc::runtime {
@@ -43,9 +44,16 @@ static std::string rankList(const std::vector<int64_t> &ranks) {
   return text + "]";
 }
 
+/// Waits for one operation in flight; throws when it failed or outlived the
+/// timeout.
+using Wait = std::function<void()>;
+
 /// A process group, whatever its backend class: c10d's gloo and NCCL groups
 /// share their collective signatures but not a base class across torch
 /// versions (ProcessGroup in 1.13, Backend in 2.x), so a template adapts.
+/// Operations of one group start in program order and the backend runs them
+/// in that order (gloo's single worker thread, NCCL's stream), so an
+/// asynchronous collective keeps the group's issue order.
 class Group {
 public:
   Group(std::string key, std::vector<int64_t> members, int64_t index)
@@ -53,9 +61,9 @@ public:
   virtual ~Group() = default;
   virtual void allreduce(at::Tensor &x) = 0;
   virtual void allgather(std::vector<at::Tensor> &out, at::Tensor &in) = 0;
-  virtual void alltoall(at::Tensor &out, at::Tensor &in) = 0;
-  virtual std::function<void()> send(at::Tensor &x, int64_t peer, int tag) = 0;
-  virtual std::function<void()> recv(at::Tensor &x, int64_t peer, int tag) = 0;
+  virtual Wait alltoall(at::Tensor &out, at::Tensor &in) = 0;
+  virtual Wait send(at::Tensor &x, int64_t peer, int tag) = 0;
+  virtual Wait recv(at::Tensor &x, int64_t peer, int tag) = 0;
 
   std::string key;
   std::vector<int64_t> members;
@@ -78,34 +86,43 @@ public:
     pg->allgather(outputs, inputs)->wait(timeout);
     out = outputs[0];
   }
-  void alltoall(at::Tensor &out, at::Tensor &in) override {
+  Wait alltoall(at::Tensor &out, at::Tensor &in) override {
     std::vector<int64_t> equalSplits;
-    pg->alltoall_base(out, in, equalSplits, equalSplits)->wait(timeout);
+    return waiter(pg->alltoall_base(out, in, equalSplits, equalSplits), {out, in});
   }
-  std::function<void()> send(at::Tensor &x, int64_t peer, int tag) override {
+  Wait send(at::Tensor &x, int64_t peer, int tag) override {
     std::vector<at::Tensor> tensors{x};
-    auto work = pg->send(tensors, int(peer), tag);
-    auto limit = timeout;
-    return [work, limit, tensors]() { work->wait(limit); };
+    return waiter(pg->send(tensors, int(peer), tag), tensors);
   }
-  std::function<void()> recv(at::Tensor &x, int64_t peer, int tag) override {
+  Wait recv(at::Tensor &x, int64_t peer, int tag) override {
     std::vector<at::Tensor> tensors{x};
-    auto work = pg->recv(tensors, int(peer), tag);
+    return waiter(pg->recv(tensors, int(peer), tag), tensors);
+  }
+
+private:
+  /// Waits for `work`, keeping its tensors alive until then.
+  template <typename Work>
+  Wait waiter(Work work, std::vector<at::Tensor> tensors) {
     auto limit = timeout;
     return [work, limit, tensors]() { work->wait(limit); };
   }
 
-private:
   c10::intrusive_ptr<PG> pg;
   std::chrono::milliseconds timeout;
 };
 
-struct Exchange {
-  at::Tensor sent, received;
-  std::function<void()> waitSend, waitRecv;
-  Group *group;
+/// An asynchronous operation in flight: its pieces, a thread that waits for
+/// them all and stamps when they completed (the end of the raw time), and
+/// what turns the received buffer into the result.
+struct Transfer {
+  Group *group = nullptr;
   std::string what;
+  std::vector<Wait> waits;
+  at::Tensor received;
+  std::function<at::Tensor(const at::Tensor &)> complete;
   Clock::time_point started;
+  double startSeconds = 0; // the caller's time inside the start call
+  std::future<Clock::time_point> done;
 };
 
 //===----------------------------------------------------------------------===//
@@ -359,14 +376,17 @@ void Communicator::fail(const std::string &what, const Group &group,
                    ") failed: " + firstLine(error));
 }
 
-/// Times one collective into the per-axis counters.
+/// Times one blocking collective into the per-axis counters: all of it is
+/// both raw and exposed.
 struct CommTimer {
-  CommTimer(std::map<std::string, double> &counters, const std::string &key)
+  CommTimer(std::map<std::string, CommTime> &counters, const std::string &key)
       : counters(counters), key(key), start(Clock::now()) {}
   ~CommTimer() {
-    counters[key] += std::chrono::duration<double>(Clock::now() - start).count();
+    double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    counters[key].rawSeconds += elapsed;
+    counters[key].exposedSeconds += elapsed;
   }
-  std::map<std::string, double> &counters;
+  std::map<std::string, CommTime> &counters;
   std::string key;
   Clock::time_point start;
 };
@@ -384,7 +404,7 @@ at::Tensor Communicator::allReduce(const at::Tensor &x,
                                    const std::vector<std::string> &axes,
                                    const std::string &what) {
   Group &group = groupFor(axes);
-  CommTimer timer(commSeconds, group.key);
+  CommTimer timer(commTimes, group.key);
   at::Tensor buffer = wire(x, options.backend);
   if (buffer.data_ptr() == x.data_ptr())
     buffer = buffer.clone();
@@ -400,7 +420,7 @@ at::Tensor Communicator::allGather(const at::Tensor &x,
                                    const std::vector<std::string> &axes,
                                    int64_t dim, const std::string &what) {
   Group &group = groupFor(axes);
-  CommTimer timer(commSeconds, group.key);
+  CommTimer timer(commTimes, group.key);
   at::Tensor in = wire(x, options.backend);
   std::vector<at::Tensor> out;
   for (size_t i = 0; i < group.members.size(); ++i)
@@ -413,31 +433,40 @@ at::Tensor Communicator::allGather(const at::Tensor &x,
   return at::cat(out, dim).to(x.scalar_type());
 }
 
+/// alltoall_base exchanges equal chunks of dim 0: the input with the chunk
+/// index first, [n, ...chunk], and what lays the received chunks along
+/// concatDim in member order.
+static std::pair<at::Tensor, std::function<at::Tensor(const at::Tensor &)>>
+allToAllLayout(const at::Tensor &wired, int64_t n, int64_t splitDim,
+               int64_t concatDim, at::ScalarType dtype) {
+  at::Tensor in = at::stack(wired.chunk(n, splitDim), 0).contiguous();
+  return {in, [concatDim, dtype](const at::Tensor &out) {
+            return at::cat(out.unbind(0), concatDim).to(dtype);
+          }};
+}
+
 at::Tensor Communicator::allToAll(const at::Tensor &x,
                                   const std::vector<std::string> &axes,
                                   int64_t splitDim, int64_t concatDim,
                                   const std::string &what) {
   Group &group = groupFor(axes);
-  CommTimer timer(commSeconds, group.key);
-  int64_t n = int64_t(group.members.size());
-  // alltoall_base exchanges equal chunks of dim 0: put the chunk index
-  // first, [n, ...chunk], exchange, then lay the received chunks along
-  // concatDim in member order.
-  std::vector<at::Tensor> chunks = wire(x, options.backend).chunk(n, splitDim);
-  at::Tensor in = at::stack(chunks, 0).contiguous();
+  CommTimer timer(commTimes, group.key);
+  auto [in, complete] = allToAllLayout(wire(x, options.backend),
+                                       int64_t(group.members.size()), splitDim,
+                                       concatDim, x.scalar_type());
   at::Tensor out = at::empty_like(in);
   try {
-    group.alltoall(out, in);
+    group.alltoall(out, in)();
   } catch (const std::exception &error) {
     fail(what, group, error);
   }
-  return at::cat(out.unbind(0), concatDim).to(x.scalar_type());
+  return complete(out);
 }
 
 void Communicator::send(const at::Tensor &x, const std::vector<std::string> &axes,
                         int64_t destinationIndex, const std::string &what) {
   Group &group = groupFor(axes);
-  CommTimer timer(commSeconds, group.key);
+  CommTimer timer(commTimes, group.key);
   at::Tensor buffer = wire(x, options.backend);
   try {
     group.send(buffer, destinationIndex, 0)();
@@ -452,7 +481,7 @@ at::Tensor Communicator::recv(const std::vector<int64_t> &shape,
                               const std::vector<std::string> &axes,
                               int64_t sourceIndex, const std::string &what) {
   Group &group = groupFor(axes);
-  CommTimer timer(commSeconds, group.key);
+  CommTimer timer(commTimes, group.key);
   at::Tensor buffer = at::empty(
       shape, at::TensorOptions(wireType(dtype, options.backend)).device(tensorDevice));
   try {
@@ -464,40 +493,142 @@ at::Tensor Communicator::recv(const std::vector<int64_t> &shape,
   return buffer.to(dtype);
 }
 
+//===----------------------------------------------------------------------===//
+// Asynchronous operations
+//===----------------------------------------------------------------------===//
+
+/// A transfer over `group` starting now.
+static std::unique_ptr<Transfer> newTransfer(Group &group, std::string what) {
+  auto transfer = std::make_unique<Transfer>();
+  transfer->started = Clock::now();
+  transfer->group = &group;
+  transfer->what = std::move(what);
+  return transfer;
+}
+
+int Communicator::start(std::unique_ptr<Transfer> transfer) {
+  // A thread per transfer waits for its pieces and stamps their completion,
+  // so the raw time ends when the data arrived, not when the caller came
+  // back for it. Its failure surfaces in finish.
+  transfer->done = std::async(std::launch::async, [waits = transfer->waits]() {
+    for (const Wait &wait : waits)
+      wait();
+    return Clock::now();
+  });
+  transfer->startSeconds =
+      std::chrono::duration<double>(Clock::now() - transfer->started).count();
+  int handle = nextHandle++;
+  pending[handle] = std::move(transfer);
+  return handle;
+}
+
+at::Tensor Communicator::finish(std::unique_ptr<Transfer> transfer) {
+  Clock::time_point waitStart = Clock::now();
+  Clock::time_point completed;
+  try {
+    completed = transfer->done.get();
+  } catch (const std::exception &error) {
+    fail(transfer->what, *transfer->group, error);
+  }
+  at::Tensor result;
+  if (transfer->received.defined())
+    result = transfer->complete ? transfer->complete(transfer->received)
+                                : transfer->received;
+  Clock::time_point end = Clock::now();
+  CommTime &time = commTimes[transfer->group->key];
+  // The result's assembly after the wait is the caller's time either way.
+  double assembly =
+      std::chrono::duration<double>(end - std::max(waitStart, completed)).count();
+  time.rawSeconds +=
+      std::chrono::duration<double>(completed - transfer->started).count() + assembly;
+  time.exposedSeconds += transfer->startSeconds +
+                         std::chrono::duration<double>(end - waitStart).count();
+  return result;
+}
+
 int Communicator::startShift(const at::Tensor &x,
                              const std::vector<std::string> &axes,
                              const std::string &what) {
   Group &group = groupFor(axes);
-  CommTimer timer(commSeconds, group.key);
+  std::unique_ptr<Transfer> transfer = newTransfer(group, what + " (ring shift)");
   int64_t n = int64_t(group.members.size());
-  auto exchange = std::make_unique<Exchange>();
-  exchange->group = &group;
-  exchange->what = what;
-  exchange->sent = wire(x, options.backend);
-  exchange->received = at::empty_like(exchange->sent);
+  at::Tensor sent = wire(x, options.backend);
+  transfer->received = at::empty_like(sent);
+  if (sent.scalar_type() != x.scalar_type())
+    transfer->complete = [dtype = x.scalar_type()](const at::Tensor &t) {
+      return t.to(dtype);
+    };
   try {
     // Tag 1 keeps the shift apart from pipeline sends on the same pair.
-    exchange->waitSend = group.send(exchange->sent, (group.index + 1) % n, 1);
-    exchange->waitRecv = group.recv(exchange->received, (group.index + n - 1) % n, 1);
+    transfer->waits.push_back(
+        group.recv(transfer->received, (group.index + n - 1) % n, 1));
+    transfer->waits.push_back(group.send(sent, (group.index + 1) % n, 1));
   } catch (const std::exception &error) {
-    fail(what + " (ring shift)", group, error);
+    fail(transfer->what, group, error);
   }
-  int handle = nextShift++;
-  pendingShifts[handle] = std::move(exchange);
-  return handle;
+  return start(std::move(transfer));
 }
 
-at::Tensor Communicator::finishShift(int handle) {
-  std::unique_ptr<Exchange> exchange = std::move(pendingShifts.at(handle));
-  pendingShifts.erase(handle);
-  CommTimer timer(commSeconds, exchange->group->key);
+at::Tensor Communicator::finishShift(int handle) { return finishTransfer(handle); }
+
+int Communicator::startSend(const at::Tensor &x, const std::vector<std::string> &axes,
+                            int64_t destinationIndex, const std::string &what) {
+  Group &group = groupFor(axes);
+  std::unique_ptr<Transfer> transfer = newTransfer(
+      group, what + " to rank " + std::to_string(group.members[destinationIndex]));
+  at::Tensor buffer = wire(x, options.backend);
   try {
-    exchange->waitRecv();
-    exchange->waitSend();
+    transfer->waits.push_back(group.send(buffer, destinationIndex, 0));
   } catch (const std::exception &error) {
-    fail(exchange->what + " (ring shift)", *exchange->group, error);
+    fail(transfer->what, group, error);
   }
-  return exchange->received;
+  return start(std::move(transfer));
+}
+
+int Communicator::startRecv(const std::vector<int64_t> &shape, at::ScalarType dtype,
+                            const std::vector<std::string> &axes,
+                            int64_t sourceIndex, const std::string &what) {
+  Group &group = groupFor(axes);
+  std::unique_ptr<Transfer> transfer = newTransfer(
+      group, what + " from rank " + std::to_string(group.members[sourceIndex]));
+  transfer->received = at::empty(
+      shape, at::TensorOptions(wireType(dtype, options.backend)).device(tensorDevice));
+  transfer->complete = [dtype](const at::Tensor &t) { return t.to(dtype); };
+  try {
+    transfer->waits.push_back(group.recv(transfer->received, sourceIndex, 0));
+  } catch (const std::exception &error) {
+    fail(transfer->what, group, error);
+  }
+  return start(std::move(transfer));
+}
+
+int Communicator::startAllToAll(const at::Tensor &x,
+                                const std::vector<std::string> &axes,
+                                int64_t splitDim, int64_t concatDim,
+                                const std::string &what) {
+  Group &group = groupFor(axes);
+  std::unique_ptr<Transfer> transfer = newTransfer(group, what);
+  auto [in, complete] = allToAllLayout(wire(x, options.backend),
+                                       int64_t(group.members.size()), splitDim,
+                                       concatDim, x.scalar_type());
+  transfer->received = at::empty_like(in);
+  transfer->complete = std::move(complete);
+  try {
+    transfer->waits.push_back(group.alltoall(transfer->received, in));
+  } catch (const std::exception &error) {
+    fail(what, group, error);
+  }
+  return start(std::move(transfer));
+}
+
+at::Tensor Communicator::finishTransfer(int handle) {
+  auto it = pending.find(handle);
+  if (it == pending.end())
+    throw std::logic_error("finishTransfer: handle " + std::to_string(handle) +
+                           " was never started or is already finished");
+  std::unique_ptr<Transfer> transfer = std::move(it->second);
+  pending.erase(it);
+  return finish(std::move(transfer));
 }
 
 std::vector<at::Tensor>
@@ -574,9 +705,9 @@ Communicator::collectOnRankZero(const std::string &name,
   return all;
 }
 
-std::map<std::string, double> Communicator::takeCommSeconds() {
-  std::map<std::string, double> out;
-  out.swap(commSeconds);
+std::map<std::string, CommTime> Communicator::takeCommTimes() {
+  std::map<std::string, CommTime> out;
+  out.swap(commTimes);
   return out;
 }
 

@@ -417,7 +417,7 @@ private:
 
 struct StepTiming {
   double totalMs;
-  std::map<std::string, double> commMs;
+  std::map<std::string, CommTime> comm; // milliseconds, raw and exposed
 };
 
 /// What --weights cost a rank: tensor bytes it read, header bytes, the
@@ -444,7 +444,7 @@ static void printSummary(const Manifest &m, const RunOptions &options,
                          const WeightsRead *weights) {
   std::set<std::string> keys;
   for (const StepTiming &t : timings)
-    for (const auto &c : t.commMs)
+    for (const auto &c : t.comm)
       keys.insert(c.first);
   std::printf("dit-run: %s, plan %s, %lld ranks (%s), %lld steps, %s, seed %lld\n",
               m.modelName.c_str(), m.planHash.substr(0, 16).c_str(),
@@ -468,34 +468,42 @@ static void printSummary(const Manifest &m, const RunOptions &options,
                                           double(weights->totalBytes)
                                     : 0.0,
                 weights->headerBytes / 1024.0, weights->ms);
+  // Per axis: the raw collective time and the part the step waited for
+  // (exposed); compute is the step less every exposed part.
   std::printf("%6s %10s %10s", "step", "total ms", "compute ms");
   for (const std::string &k : keys)
-    std::printf(" %12s", ("comm " + k).c_str());
+    std::printf(" %12s %12s", ("comm " + k).c_str(), ("exposed " + k).c_str());
   std::printf("\n");
-  double sumTotal = 0, sumComm = 0;
-  std::map<std::string, double> sumPerAxis;
+  double sumTotal = 0, sumRaw = 0, sumExposed = 0;
+  std::map<std::string, CommTime> sumPerAxis;
   for (size_t i = 0; i < timings.size(); ++i) {
-    double comm = 0;
-    for (const auto &c : timings[i].commMs)
-      comm += c.second;
+    double raw = 0, exposed = 0;
+    for (const auto &c : timings[i].comm) {
+      raw += c.second.rawSeconds;
+      exposed += c.second.exposedSeconds;
+    }
     std::printf("%6zu %10.2f %10.2f", i + 1, timings[i].totalMs,
-                timings[i].totalMs - comm);
+                timings[i].totalMs - exposed);
     for (const std::string &k : keys) {
-      auto it = timings[i].commMs.find(k);
-      double v = it == timings[i].commMs.end() ? 0.0 : it->second;
-      sumPerAxis[k] += v;
-      std::printf(" %12.2f", v);
+      auto it = timings[i].comm.find(k);
+      CommTime v = it == timings[i].comm.end() ? CommTime() : it->second;
+      sumPerAxis[k].rawSeconds += v.rawSeconds;
+      sumPerAxis[k].exposedSeconds += v.exposedSeconds;
+      std::printf(" %12.2f %12.2f", v.rawSeconds, v.exposedSeconds);
     }
     std::printf("\n");
     sumTotal += timings[i].totalMs;
-    sumComm += comm;
+    sumRaw += raw;
+    sumExposed += exposed;
   }
   double n = double(std::max<size_t>(1, timings.size()));
-  std::printf("%6s %10.2f %10.2f", "mean", sumTotal / n, (sumTotal - sumComm) / n);
+  std::printf("%6s %10.2f %10.2f", "mean", sumTotal / n, (sumTotal - sumExposed) / n);
   for (const std::string &k : keys)
-    std::printf(" %12.2f", sumPerAxis[k] / n);
-  std::printf("\ncommunication share on rank 0: %.1f%%\n",
-              sumTotal > 0 ? 100.0 * sumComm / sumTotal : 0.0);
+    std::printf(" %12.2f %12.2f", sumPerAxis[k].rawSeconds / n,
+                sumPerAxis[k].exposedSeconds / n);
+  std::printf("\ncommunication share on rank 0: %.1f%% raw, %.1f%% exposed\n",
+              sumTotal > 0 ? 100.0 * sumRaw / sumTotal : 0.0,
+              sumTotal > 0 ? 100.0 * sumExposed / sumTotal : 0.0);
   for (const auto &[path, shape] : written)
     std::printf("wrote %s: latents %s float32\n", path.c_str(),
                 formatShape(shape).c_str());
@@ -625,7 +633,7 @@ void runRank(const RunOptions &options) {
   auto device = at::TensorOptions(at::kFloat).device(comm.device());
   int64_t replica = m.ranks[rank].coords.at("dp");
   bool leader = rank == m.replicaLeader(replica);
-  comm.takeCommSeconds();
+  comm.takeCommTimes();
   double setupMs =
       std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 
@@ -707,8 +715,8 @@ void runRank(const RunOptions &options) {
       StepTiming timing;
       timing.totalMs =
           std::chrono::duration<double, std::milli>(Clock::now() - stepStart).count();
-      for (const auto &c : comm.takeCommSeconds())
-        timing.commMs[c.first] = c.second * 1000.0;
+      for (const auto &[key, time] : comm.takeCommTimes())
+        timing.comm[key] = {time.rawSeconds * 1000.0, time.exposedSeconds * 1000.0};
       timings.push_back(timing);
       progress.update(step + 1, timing.totalMs);
     }
@@ -791,10 +799,30 @@ void runRank(const RunOptions &options) {
       }
       report["weights"] = std::move(w);
     }
-    for (const StepTiming &t : timings) {
+    // comm_ms: each step's raw time per axis. comm_axes: per axis, the mean
+    // raw and exposed time of the steps after the first (the first also
+    // connects gloo's pairs and builds tables), or of the only step.
+    nlohmann::json commAxes = nlohmann::json::object();
+    size_t firstTimed = timings.size() > 1 ? 1 : 0;
+    std::map<std::string, CommTime> sums;
+    for (size_t i = 0; i < timings.size(); ++i) {
+      const StepTiming &t = timings[i];
       report["step_ms"].push_back(t.totalMs);
-      report["comm_ms"].push_back(t.commMs);
+      nlohmann::json raw = nlohmann::json::object();
+      for (const auto &[key, time] : t.comm) {
+        raw[key] = time.rawSeconds;
+        if (i >= firstTimed) {
+          sums[key].rawSeconds += time.rawSeconds;
+          sums[key].exposedSeconds += time.exposedSeconds;
+        }
+      }
+      report["comm_ms"].push_back(raw);
     }
+    double timed = double(std::max<size_t>(1, timings.size() - firstTimed));
+    for (const auto &[key, time] : sums)
+      commAxes[key] = {{"raw_ms", time.rawSeconds / timed},
+                       {"exposed_ms", time.exposedSeconds / timed}};
+    report["comm_axes"] = commAxes;
     writeFileAtomically(options.report, report.dump(1) + "\n");
   }
   printSummary(m, options, schedule, steps, timings, setupMs,

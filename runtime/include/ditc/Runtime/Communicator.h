@@ -47,7 +47,16 @@ struct Vote {
 };
 
 class Group;
-struct Exchange;
+struct Transfer;
+
+/// Communication time of one axis key: `rawSeconds` from each collective's
+/// start until its transfer completed, `exposedSeconds` the part the caller
+/// spent inside the Communicator (a blocking collective's whole time; for an
+/// asynchronous one, its start and its finish's wait). exposed <= raw when
+/// transfers overlap compute; they are equal when nothing overlaps.
+struct CommTime {
+  double rawSeconds = 0, exposedSeconds = 0;
+};
 
 class Communicator {
 public:
@@ -83,6 +92,20 @@ public:
                  const std::string &what);
   at::Tensor finishShift(int handle);
 
+  /// Asynchronous point-to-point over `axes`: each returns a handle at once;
+  /// finishTransfer waits for it (failing as the blocking ops do) and
+  /// returns the received tensor, or an undefined tensor for a send.
+  int startSend(const at::Tensor &x, const std::vector<std::string> &axes,
+                int64_t destinationIndex, const std::string &what);
+  int startRecv(const std::vector<int64_t> &shape, at::ScalarType dtype,
+                const std::vector<std::string> &axes, int64_t sourceIndex,
+                const std::string &what);
+  /// Asynchronous all_to_all, as allToAll; finishTransfer returns its result.
+  /// Transfers of one group run in the order they were started.
+  int startAllToAll(const at::Tensor &x, const std::vector<std::string> &axes,
+                    int64_t splitDim, int64_t concatDim, const std::string &what);
+  at::Tensor finishTransfer(int handle);
+
   /// The leader of this rank's dp replica (its lowest rank) receives every
   /// output holder's block of the replica and returns them in block order;
   /// holders send theirs. Other ranks return nothing.
@@ -96,9 +119,9 @@ public:
   std::vector<std::vector<int64_t>> collectOnRankZero(const std::string &name,
                                                       const std::vector<int64_t> &values);
 
-  /// Seconds spent inside collectives per axis key ("tp", "ulysses+ring")
-  /// since the last call; resets the counters.
-  std::map<std::string, double> takeCommSeconds();
+  /// Raw and exposed communication time per axis key ("tp",
+  /// "ulysses+ring") since the last call; resets the counters.
+  std::map<std::string, CommTime> takeCommTimes();
 
 private:
   Group &groupFor(const std::vector<std::string> &axes);
@@ -113,9 +136,12 @@ private:
   std::map<std::string, std::unique_ptr<Group>> groups;
   std::unique_ptr<Group> outputGroup;
   int64_t outputLeader = 0; // the rank that gathers this replica's outputs
-  std::map<std::string, double> commSeconds;
-  std::map<int, std::unique_ptr<Exchange>> pendingShifts;
-  int nextShift = 0;
+  int start(std::unique_ptr<Transfer> transfer);
+  at::Tensor finish(std::unique_ptr<Transfer> transfer);
+
+  std::map<std::string, CommTime> commTimes;
+  std::map<int, std::unique_ptr<Transfer>> pending;
+  int nextHandle = 0;
 };
 
 /// The first line of an exception's message (torch appends a backtrace).
