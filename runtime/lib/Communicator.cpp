@@ -59,7 +59,7 @@ public:
   Group(std::string key, std::vector<int64_t> members, int64_t index)
       : key(std::move(key)), members(std::move(members)), index(index) {}
   virtual ~Group() = default;
-  virtual void allreduce(at::Tensor &x) = 0;
+  virtual Wait allreduce(at::Tensor &x) = 0;
   virtual void allgather(std::vector<at::Tensor> &out, at::Tensor &in) = 0;
   virtual Wait alltoall(at::Tensor &out, at::Tensor &in) = 0;
   virtual Wait send(at::Tensor &x, int64_t peer, int tag) = 0;
@@ -76,9 +76,9 @@ public:
             c10::intrusive_ptr<PG> pg, std::chrono::milliseconds timeout)
       : Group(std::move(key), std::move(members), index), pg(std::move(pg)),
         timeout(timeout) {}
-  void allreduce(at::Tensor &x) override {
+  Wait allreduce(at::Tensor &x) override {
     std::vector<at::Tensor> tensors{x};
-    pg->allreduce(tensors)->wait(timeout);
+    return waiter(pg->allreduce(tensors), tensors);
   }
   void allgather(std::vector<at::Tensor> &out, at::Tensor &in) override {
     std::vector<std::vector<at::Tensor>> outputs{out};
@@ -376,17 +376,47 @@ void Communicator::fail(const std::string &what, const Group &group,
                    ") failed: " + firstLine(error));
 }
 
-/// Times one blocking collective into the per-axis counters: all of it is
-/// both raw and exposed.
-struct CommTimer {
-  CommTimer(std::map<std::string, CommTime> &counters, const std::string &key)
-      : counters(counters), key(key), start(Clock::now()) {}
-  ~CommTimer() {
-    double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    counters[key].rawSeconds += elapsed;
-    counters[key].exposedSeconds += elapsed;
+void CommLedger::add(const std::string &key, Clock::time_point from,
+                     Clock::time_point to, double exposedSeconds) {
+  exposed[key] += exposedSeconds;
+  if (to > from)
+    inFlight[key].emplace_back(from, to);
+}
+
+std::map<std::string, CommTime> CommLedger::take() {
+  std::map<std::string, CommTime> out;
+  for (const auto &[key, seconds] : exposed)
+    out[key].exposedSeconds = seconds;
+  // Raw: the union of the intervals, so transfers queued or running
+  // together (Ulysses head groups) count their common time once.
+  for (auto &[key, intervals] : inFlight) {
+    std::sort(intervals.begin(), intervals.end());
+    Clock::time_point end = intervals.front().first;
+    double raw = 0;
+    for (const auto &[from, to] : intervals) {
+      Clock::time_point begin = std::max(from, end);
+      if (to > begin) {
+        raw += std::chrono::duration<double>(to - begin).count();
+        end = to;
+      }
+    }
+    out[key].rawSeconds = raw;
   }
-  std::map<std::string, CommTime> &counters;
+  exposed.clear();
+  inFlight.clear();
+  return out;
+}
+
+/// Times one blocking collective into the ledger: all of it is both raw
+/// and exposed.
+struct CommTimer {
+  CommTimer(CommLedger &ledger, const std::string &key)
+      : ledger(ledger), key(key), start(Clock::now()) {}
+  ~CommTimer() {
+    Clock::time_point end = Clock::now();
+    ledger.add(key, start, end, std::chrono::duration<double>(end - start).count());
+  }
+  CommLedger &ledger;
   std::string key;
   Clock::time_point start;
 };
@@ -404,12 +434,12 @@ at::Tensor Communicator::allReduce(const at::Tensor &x,
                                    const std::vector<std::string> &axes,
                                    const std::string &what) {
   Group &group = groupFor(axes);
-  CommTimer timer(commTimes, group.key);
+  CommTimer timer(ledger, group.key);
   at::Tensor buffer = wire(x, options.backend);
   if (buffer.data_ptr() == x.data_ptr())
     buffer = buffer.clone();
   try {
-    group.allreduce(buffer);
+    group.allreduce(buffer)();
   } catch (const std::exception &error) {
     fail(what, group, error);
   }
@@ -420,7 +450,7 @@ at::Tensor Communicator::allGather(const at::Tensor &x,
                                    const std::vector<std::string> &axes,
                                    int64_t dim, const std::string &what) {
   Group &group = groupFor(axes);
-  CommTimer timer(commTimes, group.key);
+  CommTimer timer(ledger, group.key);
   at::Tensor in = wire(x, options.backend);
   std::vector<at::Tensor> out;
   for (size_t i = 0; i < group.members.size(); ++i)
@@ -450,7 +480,7 @@ at::Tensor Communicator::allToAll(const at::Tensor &x,
                                   int64_t splitDim, int64_t concatDim,
                                   const std::string &what) {
   Group &group = groupFor(axes);
-  CommTimer timer(commTimes, group.key);
+  CommTimer timer(ledger, group.key);
   auto [in, complete] = allToAllLayout(wire(x, options.backend),
                                        int64_t(group.members.size()), splitDim,
                                        concatDim, x.scalar_type());
@@ -466,7 +496,7 @@ at::Tensor Communicator::allToAll(const at::Tensor &x,
 void Communicator::send(const at::Tensor &x, const std::vector<std::string> &axes,
                         int64_t destinationIndex, const std::string &what) {
   Group &group = groupFor(axes);
-  CommTimer timer(commTimes, group.key);
+  CommTimer timer(ledger, group.key);
   at::Tensor buffer = wire(x, options.backend);
   try {
     group.send(buffer, destinationIndex, 0)();
@@ -481,7 +511,7 @@ at::Tensor Communicator::recv(const std::vector<int64_t> &shape,
                               const std::vector<std::string> &axes,
                               int64_t sourceIndex, const std::string &what) {
   Group &group = groupFor(axes);
-  CommTimer timer(commTimes, group.key);
+  CommTimer timer(ledger, group.key);
   at::Tensor buffer = at::empty(
       shape, at::TensorOptions(wireType(dtype, options.backend)).device(tensorDevice));
   try {
@@ -535,14 +565,13 @@ at::Tensor Communicator::finish(std::unique_ptr<Transfer> transfer) {
     result = transfer->complete ? transfer->complete(transfer->received)
                                 : transfer->received;
   Clock::time_point end = Clock::now();
-  CommTime &time = commTimes[transfer->group->key];
-  // The result's assembly after the wait is the caller's time either way.
-  double assembly =
-      std::chrono::duration<double>(end - std::max(waitStart, completed)).count();
-  time.rawSeconds +=
-      std::chrono::duration<double>(completed - transfer->started).count() + assembly;
-  time.exposedSeconds += transfer->startSeconds +
-                         std::chrono::duration<double>(end - waitStart).count();
+  // In flight from the start until the data arrived, and while the caller
+  // assembles the result after its wait.
+  const std::string &key = transfer->group->key;
+  ledger.add(key, transfer->started, completed,
+             transfer->startSeconds +
+                 std::chrono::duration<double>(end - waitStart).count());
+  ledger.add(key, std::max(waitStart, completed), end, 0);
   return result;
 }
 
@@ -615,6 +644,27 @@ int Communicator::startAllToAll(const at::Tensor &x,
   transfer->complete = std::move(complete);
   try {
     transfer->waits.push_back(group.alltoall(transfer->received, in));
+  } catch (const std::exception &error) {
+    fail(what, group, error);
+  }
+  return start(std::move(transfer));
+}
+
+int Communicator::startAllReduce(const at::Tensor &x,
+                                 const std::vector<std::string> &axes,
+                                 const std::string &what) {
+  Group &group = groupFor(axes);
+  std::unique_ptr<Transfer> transfer = newTransfer(group, what);
+  at::Tensor buffer = wire(x, options.backend);
+  if (buffer.data_ptr() == x.data_ptr())
+    buffer = buffer.clone();
+  transfer->received = buffer;
+  if (buffer.scalar_type() != x.scalar_type())
+    transfer->complete = [dtype = x.scalar_type()](const at::Tensor &t) {
+      return t.to(dtype);
+    };
+  try {
+    transfer->waits.push_back(group.allreduce(buffer));
   } catch (const std::exception &error) {
     fail(what, group, error);
   }
@@ -705,10 +755,6 @@ Communicator::collectOnRankZero(const std::string &name,
   return all;
 }
 
-std::map<std::string, CommTime> Communicator::takeCommTimes() {
-  std::map<std::string, CommTime> out;
-  out.swap(commTimes);
-  return out;
-}
+std::map<std::string, CommTime> Communicator::takeCommTimes() { return ledger.take(); }
 
 } // namespace ditc::runtime

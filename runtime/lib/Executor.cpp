@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <stdexcept>
+#include <tuple>
 
 namespace ditc::runtime {
 
@@ -111,7 +112,35 @@ std::vector<at::Tensor> Executor::runFunction(const Function &fn,
                                               at::ScalarType frameType,
                                               bool lastStep, int depth) {
   std::vector<at::Tensor> in;
-  for (const Op &op : fn.ops) {
+  for (size_t index = 0; index < fn.ops.size(); ++index) {
+    const Op &op = fn.ops[index];
+    // An overlapped region runs as one, timed under one profile entry.
+    auto region = [&](const std::string &name, size_t ops, auto run) {
+      auto start = profiling ? std::chrono::steady_clock::now()
+                             : std::chrono::steady_clock::time_point();
+      run();
+      if (profiling) {
+        OpTime &t = profile[name];
+        t.seconds +=
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+                .count();
+        ++t.count;
+      }
+      index += ops - 1;
+    };
+    if (const Op *attention = overlappedAttentionAt(fn, index)) {
+      region(attention->name + " with its all_to_alls by head group", 4, [&] {
+        values[fn.ops[index + 3].outputs[0]] =
+            headGroupAttention(fn, op, *attention, values[op.inputs[0]]);
+      });
+      continue;
+    }
+    if (const Op *reduce = overlappedLinearAt(fn, index)) {
+      region(op.name + " with its all_reduce by row chunk", 2, [&] {
+        values[reduce->outputs[0]] = chunkedRowLinear(op, *reduce, values[op.inputs[0]]);
+      });
+      continue;
+    }
     in.clear();
     for (int id : op.inputs)
       in.push_back(values[id]);
@@ -673,6 +702,79 @@ at::Tensor Executor::attention(const Op &op, const at::Tensor &q,
                                const at::Tensor &k, const at::Tensor &v) {
   int64_t h = op.a.numHeads;
   return headAttention(q, k, v, h, 1.0 / std::sqrt(double(q.size(2) / h)));
+}
+
+at::Tensor Executor::headGroupAttention(const Function &fn, const Op &in,
+                                        const Op &attention,
+                                        const at::Tensor &stacked) {
+  const Op &out = fn.ops[&attention - fn.ops.data() + 1];
+  int64_t groups = attention.a.overlapHeadGroups;
+  int64_t members = comm->position(in.axes).first;
+  // The stacked q/k/v [B, S/U, 3, W]: the input all_to_all sends member j
+  // the heads of chunk j of W. Chunk j is G groups of the heads member j
+  // will hold, so group g's exchange carries slice g of every chunk, and
+  // brings this rank slice g of its own heads over the whole sequence.
+  std::vector<int64_t> s = stacked.sizes().vec();
+  int64_t slice = s[3] / members / groups;
+  at::Tensor byGroup = stacked.view({s[0], s[1], s[2], members, groups, slice});
+  auto groupInput = [&](int64_t g) {
+    return byGroup.select(4, g).reshape({s[0], s[1], s[2], members * slice});
+  };
+  int64_t headsPerGroup = attention.a.numHeads / groups;
+  double scale = 1.0 / std::sqrt(double(slice / headsPerGroup)); // 1/sqrt(head_dim)
+  // The result [B, S/U, W]: the output all_to_all of group g returns slice g
+  // of every member's chunk.
+  at::Tensor result = at::empty({s[0], s[1], s[3]}, stacked.options());
+  at::Tensor resultByGroup = result.view({s[0], s[1], members, groups, slice});
+  auto label = [&](const Op &exchange, int64_t g) {
+    return describe(exchange) + (&exchange == &in ? " into " : " out of ") +
+           describe(attention) + " (head group " + std::to_string(g) + " of " +
+           std::to_string(groups) + ")";
+  };
+  std::vector<int> inputs(size_t(groups), -1), outputs(size_t(groups), -1);
+  for (HeadGroupExchange x : headGroupSchedule(groups)) {
+    int64_t g = x.group;
+    if (!x.output) {
+      inputs[g] = comm->startAllToAll(groupInput(g), in.axes, in.a.splitAxis,
+                                      in.a.concatAxis, label(in, g));
+      continue;
+    }
+    // Group g's output is due: its input has arrived (the next group's
+    // already travels), so its attention runs now.
+    std::vector<at::Tensor> qkv = comm->finishTransfer(inputs[g]).unbind(2);
+    at::Tensor o = headAttention(qkv[0], qkv[1], qkv[2], headsPerGroup, scale);
+    outputs[g] = comm->startAllToAll(o, out.axes, out.a.splitAxis, out.a.concatAxis,
+                                     label(out, g));
+  }
+  for (int64_t g = 0; g < groups; ++g)
+    resultByGroup.select(3, g).copy_(
+        comm->finishTransfer(outputs[g]).view({s[0], s[1], members, slice}));
+  return result;
+}
+
+at::Tensor Executor::chunkedRowLinear(const Op &linear, const Op &reduce,
+                                      const at::Tensor &x) {
+  const auto &p = params(linear);
+  at::Tensor bias = p.size() > 1 ? p[1] : at::Tensor();
+  at::Tensor rows = x.reshape({-1, x.size(-1)});
+  std::vector<int64_t> shape = x.sizes().vec();
+  shape.back() = p[0].size(0);
+  at::Tensor result = at::empty({rows.size(0), shape.back()}, x.options());
+  // Chunks are whole GEMM tiles, so each has the bits of the same rows of
+  // the whole product; the sums are elementwise, so chunking them changes
+  // no bit on two ranks (and only the order of a ring's additions on more).
+  std::vector<std::tuple<int64_t, int, int64_t>> inFlight;
+  for (auto [first, count] : tileRowChunks(rows.size(0), reduce.a.overlapRowChunks)) {
+    at::Tensor partial = tiledLinear(rows.narrow(0, first, count), p[0], bias);
+    inFlight.emplace_back(first, comm->startAllReduce(partial, reduce.axes,
+                                                     describe(reduce) + " (rows " +
+                                                         std::to_string(first) + "+" +
+                                                         std::to_string(count) + ")"),
+                          count);
+  }
+  for (auto [first, handle, count] : inFlight)
+    result.narrow(0, first, count).copy_(comm->finishTransfer(handle));
+  return result.view(shape);
 }
 
 at::Tensor Executor::ringAttention(const Op &op, const at::Tensor &q,

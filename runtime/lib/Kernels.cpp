@@ -1,5 +1,6 @@
 //===- Kernels.cpp - GEMM and attention whose bits ignore the thread count ===//
 #include "ditc/Runtime/Kernels.h"
+#include "ditc/Runtime/Plan.h"
 
 #include <ATen/Parallel.h>
 
@@ -13,7 +14,7 @@ namespace {
 // output tiles cost 3-8% of single-thread sgemm throughput against one
 // whole call on this project's CPUs (M = 768, K = 512 and 2048), and leave
 // a Wan-sized layer (768 tokens, width 512) six tiles, an even count.
-constexpr int64_t kTileRows = 256, kTileCols = 256;
+constexpr int64_t kTileRows = kGemmTileRows, kTileCols = 256;
 // Elements per row block of element-wise ops: 256 KiB of float32, so a
 // block, its operands and its temporaries stay in a core's L2 cache, and
 // a block is worth the few microseconds each ATen call costs.

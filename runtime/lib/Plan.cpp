@@ -772,6 +772,8 @@ private:
       a.numHeads = attrs.getInt("num_heads", 1, 1 << 16);
       a.textTokens = attrs.getOptionalInt("text_tokens", 0, kMaxValueElements).value_or(0);
       a.textPrefix = textPrefix(attrs, false);
+      a.overlapHeadGroups =
+          attrs.getOptionalInt("overlap_head_groups", 2, 1 << 16).value_or(1);
       if (attrs.has("dit.ring_axis")) {
         std::string axis = attrs.getString("ring_axis_name");
         if (std::find(std::begin(kAxisNames), std::end(kAxisNames), axis) ==
@@ -833,6 +835,8 @@ private:
           reduction && *reduction != "sum")
         attrs.fail("reduction", "is '" + escapeInvalidUtf8(*reduction) +
                                     "'; this dit-run reduces with sum");
+      a.overlapRowChunks =
+          attrs.getOptionalInt("overlap_row_chunks", 2, 1 << 16).value_or(1);
       break;
     case OpKind::AllGather:
       op.axes = axisList(attrs, "axes");
@@ -982,6 +986,44 @@ Program loadProgram(const Manifest &manifest, const std::string &id) {
         reader.read(functions.getObject(it.key()), it.key(), "results");
   validateProgram(manifest, program, ranksRunning(manifest, id));
   return program;
+}
+
+const Op *overlappedAttentionAt(const Function &fn, size_t index) {
+  if (index + 2 >= fn.ops.size() || fn.ops[index].kind != OpKind::AllToAll)
+    return nullptr;
+  const Op &attention = fn.ops[index + 2];
+  if (attention.kind != OpKind::Attention || attention.a.overlapHeadGroups < 2)
+    return nullptr;
+  return &attention;
+}
+
+const Op *overlappedLinearAt(const Function &fn, size_t index) {
+  if (index + 1 >= fn.ops.size() || fn.ops[index].kind != OpKind::Linear)
+    return nullptr;
+  const Op &reduce = fn.ops[index + 1];
+  if (reduce.kind != OpKind::AllReduce || reduce.a.overlapRowChunks < 2)
+    return nullptr;
+  return &reduce;
+}
+
+std::vector<std::pair<int64_t, int64_t>> tileRowChunks(int64_t rows, int64_t chunks) {
+  int64_t tiles = (rows + kGemmTileRows - 1) / kGemmTileRows;
+  int64_t pieces = std::max<int64_t>(1, std::min(chunks, tiles));
+  int64_t perChunk = (tiles + pieces - 1) / pieces * kGemmTileRows;
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (int64_t first = 0; first < rows; first += perChunk)
+    out.emplace_back(first, std::min(perChunk, rows - first));
+  return out;
+}
+
+std::vector<HeadGroupExchange> headGroupSchedule(int64_t groups) {
+  std::vector<HeadGroupExchange> order{{false, 0}};
+  for (int64_t g = 0; g < groups; ++g) {
+    if (g + 1 < groups)
+      order.push_back({false, g + 1});
+    order.push_back({true, g});
+  }
+  return order;
 }
 
 } // namespace ditc::runtime

@@ -582,6 +582,8 @@ private:
       if (q[2] % a.numHeads)
         fail(std::to_string(a.numHeads) + " heads do not divide the width " +
              std::to_string(q[2]));
+      if (a.overlapHeadGroups > 1)
+        checkOverlappedRegion();
       if (!op->axes.empty()) {
         groupSize();
         if (a.textTokens > k[1])
@@ -693,6 +695,17 @@ private:
       expectCounts(1, 1, 1);
       groupSize();
       expectResult(in(0));
+      if (a.overlapRowChunks > 1) {
+        // The executor computes the linear before it chunk by chunk and
+        // reduces each chunk as the next one is computed.
+        const Op *linear = opIndex > 0 ? &fn->ops[opIndex - 1] : nullptr;
+        if (!linear || linear->kind != OpKind::Linear ||
+            linear->outputs[0] != op->inputs[0] || readsOf(op->inputs[0]) != 1)
+          fail("attribute 'overlap_row_chunks' is " +
+               std::to_string(a.overlapRowChunks) +
+               ", but the operand is not the result of the dit.linear just before "
+               "it, read by this all_reduce only");
+      }
       break;
     case OpKind::AllGather: {
       expectCounts(1, 1, 1);
@@ -735,6 +748,65 @@ private:
       expectResult(in(0));
       break;
     }
+  }
+
+  /// overlap_head_groups G on an attention: the executor runs the four ops
+  /// all_to_all, unstack, attention, all_to_all as one, per head group
+  /// (overlappedAttentionAt), which is exact only for this shape.
+  void checkOverlappedRegion() const {
+    const Op &attention = *op;
+    int64_t groups = attention.a.overlapHeadGroups;
+    auto refuse = [&](const std::string &why) {
+      fail("attribute 'overlap_head_groups' is " + std::to_string(groups) + ", but " +
+           why + "; it needs the consecutive ops shard.all_to_all (split_axis 3, "
+           "concat_axis 1), dit.unstack (axis 2), this attention of q, k, v, and "
+           "shard.all_to_all (split_axis 1, concat_axis 2) over the same axes, "
+           "with nothing else reading their values");
+    };
+    if (!attention.axes.empty())
+      refuse("this is a ring attention");
+    if (attention.a.numHeads % groups)
+      refuse("it does not divide the " + std::to_string(attention.a.numHeads) +
+             " heads");
+    if (opIndex < 2 || opIndex + 1 >= fn->ops.size())
+      refuse("the attention is not between two other ops on each side");
+    const Op &in = fn->ops[opIndex - 2], &unstack = fn->ops[opIndex - 1],
+             &out = fn->ops[opIndex + 1];
+    if (in.kind != OpKind::AllToAll || in.a.splitAxis != 3 || in.a.concatAxis != 1 ||
+        fn->valueShapes[in.inputs[0]].size() != 4)
+      refuse("op #" + std::to_string(opIndex - 2) + " '" + in.name +
+             "' is not a 4-d all_to_all from split_axis 3 to concat_axis 1");
+    if (unstack.kind != OpKind::Unstack || unstack.a.axis != 2 ||
+        unstack.inputs[0] != in.outputs[0] || unstack.outputs != attention.inputs)
+      refuse("op #" + std::to_string(opIndex - 1) + " '" + unstack.name +
+             "' is not the unstack along axis 2 of its result into q, k, v");
+    if (out.kind != OpKind::AllToAll || out.a.splitAxis != 1 || out.a.concatAxis != 2 ||
+        out.inputs[0] != attention.outputs[0] || out.axes != in.axes)
+      refuse("op #" + std::to_string(opIndex + 1) + " '" + out.name +
+             "' is not the all_to_all of the attention's result from split_axis 1 "
+             "to concat_axis 2 over " + [&] {
+               std::string axes;
+               for (const std::string &a : in.axes)
+                 axes += (axes.empty() ? "" : "+") + a;
+               return axes;
+             }());
+    // The region's inner values exist only inside it.
+    std::vector<int> inner = attention.inputs;
+    inner.push_back(in.outputs[0]);
+    inner.push_back(attention.outputs[0]);
+    for (int id : inner)
+      if (int reads = readsOf(id); reads != 1)
+        refuse("value " + std::to_string(id) + " is read " + std::to_string(reads) +
+               " times");
+  }
+
+  /// How many ops of the current function read value `id`, plus one if the
+  /// function returns it.
+  int readsOf(int id) const {
+    int reads = int(std::count(fn->results.begin(), fn->results.end(), id));
+    for (const Op &other : fn->ops)
+      reads += int(std::count(other.inputs.begin(), other.inputs.end(), id));
+    return reads;
   }
 
   /// A modulation table [B or 1, N, D] read at `chunk` against the operand.
@@ -780,7 +852,25 @@ public:
 
 private:
   void walk(const Function &fn) {
-    for (const Op &op : fn.ops) {
+    for (size_t index = 0; index < fn.ops.size(); ++index) {
+      const Op &op = fn.ops[index];
+      if (const Op *attention = overlappedAttentionAt(fn, index)) {
+        traceHeadGroups(fn, op, *attention);
+        index += 3;
+        continue;
+      }
+      if (const Op *reduce = overlappedLinearAt(fn, index)) {
+        // One all_reduce per row chunk, as the executor issues them.
+        Shape shape = fn.valueShapes[reduce->inputs[0]];
+        int64_t rows = 1;
+        for (size_t d = 0; d + 1 < shape.size(); ++d)
+          rows *= shape[d];
+        for (auto [first, count] : tileRowChunks(rows, reduce->a.overlapRowChunks))
+          events[reduce->axes].push_back(
+              {reduce->name + " row chunk at " + std::to_string(first), {count, shape.back()}});
+        ++index;
+        continue;
+      }
       if (op.kind == OpKind::Call) {
         walk(p.functions.at(op.callee));
         continue;
@@ -820,6 +910,24 @@ private:
       events[op.axes].push_back(std::move(e));
     }
   }
+  /// An overlapped Ulysses region issues its exchanges per head group, in
+  /// headGroupSchedule's order, each a 1/G slice of the whole exchange.
+  void traceHeadGroups(const Function &fn, const Op &in, const Op &attention) {
+    int64_t groups = attention.a.overlapHeadGroups;
+    const Op &out = fn.ops[&attention - fn.ops.data() + 1];
+    for (HeadGroupExchange x : headGroupSchedule(groups)) {
+      const Op &exchange = x.output ? out : in;
+      Shape shape = fn.valueShapes[exchange.inputs[0]];
+      shape.back() /= groups;
+      events[exchange.axes].push_back(
+          {exchange.name + " split_axis " + std::to_string(exchange.a.splitAxis) +
+               " concat_axis " + std::to_string(exchange.a.concatAxis) +
+               " head group " + std::to_string(x.group) + " of " +
+               std::to_string(groups),
+           shape});
+    }
+  }
+
   const Program &p;
   std::map<std::vector<std::string>, std::vector<Event>> events;
 };

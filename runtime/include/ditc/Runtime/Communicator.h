@@ -49,13 +49,31 @@ struct Vote {
 class Group;
 struct Transfer;
 
-/// Communication time of one axis key: `rawSeconds` from each collective's
-/// start until its transfer completed, `exposedSeconds` the part the caller
-/// spent inside the Communicator (a blocking collective's whole time; for an
-/// asynchronous one, its start and its finish's wait). exposed <= raw when
-/// transfers overlap compute; they are equal when nothing overlaps.
+/// Communication time of one axis key: `rawSeconds` while some collective
+/// of it was in flight (from its start until its transfer completed;
+/// transfers in flight together count once), `exposedSeconds` the part the
+/// caller spent inside the Communicator (a blocking collective's whole time;
+/// for an asynchronous one, its start and its finish's wait). exposed <= raw
+/// when transfers overlap compute; they are equal when nothing overlaps.
 struct CommTime {
   double rawSeconds = 0, exposedSeconds = 0;
+};
+
+/// Collects CommTime per axis key from timed intervals.
+class CommLedger {
+public:
+  using Clock = std::chrono::steady_clock;
+  /// A transfer of `key` in flight over [from, to], of which the caller
+  /// waited `exposedSeconds`.
+  void add(const std::string &key, Clock::time_point from, Clock::time_point to,
+           double exposedSeconds);
+  /// The times since the last call; resets.
+  std::map<std::string, CommTime> take();
+
+private:
+  std::map<std::string, double> exposed;
+  std::map<std::string, std::vector<std::pair<Clock::time_point, Clock::time_point>>>
+      inFlight;
 };
 
 class Communicator {
@@ -104,6 +122,9 @@ public:
   /// Transfers of one group run in the order they were started.
   int startAllToAll(const at::Tensor &x, const std::vector<std::string> &axes,
                     int64_t splitDim, int64_t concatDim, const std::string &what);
+  /// Asynchronous all_reduce, as allReduce; finishTransfer returns the sum.
+  int startAllReduce(const at::Tensor &x, const std::vector<std::string> &axes,
+                     const std::string &what);
   at::Tensor finishTransfer(int handle);
 
   /// The leader of this rank's dp replica (its lowest rank) receives every
@@ -139,7 +160,7 @@ private:
   int start(std::unique_ptr<Transfer> transfer);
   at::Tensor finish(std::unique_ptr<Transfer> transfer);
 
-  std::map<std::string, CommTime> commTimes;
+  CommLedger ledger;
   std::map<int, std::unique_ptr<Transfer>> pending;
   int nextHandle = 0;
 };

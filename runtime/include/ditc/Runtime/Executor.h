@@ -88,6 +88,15 @@ private:
   at::Tensor sincosPosEmbed(const Op &op, const at::Tensor &x);
   at::Tensor attention(const Op &op, const at::Tensor &q, const at::Tensor &k,
                        const at::Tensor &v);
+  /// The ops all_to_all, unstack, attention, all_to_all that begin at
+  /// `in` (overlappedAttentionAt), pipelined by head group: returns the
+  /// output all_to_all's result from the input all_to_all's operand.
+  at::Tensor headGroupAttention(const Function &fn, const Op &in,
+                                const Op &attention, const at::Tensor &stacked);
+  /// A row-parallel linear and the all_reduce after it
+  /// (overlappedLinearAt), by row chunks: chunk i is reduced while chunk
+  /// i + 1 is computed.
+  at::Tensor chunkedRowLinear(const Op &linear, const Op &reduce, const at::Tensor &x);
   at::Tensor ringAttention(const Op &op, const at::Tensor &q, const at::Tensor &k,
                            const at::Tensor &v);
   std::string describe(const Op &op) const;

@@ -101,6 +101,12 @@ struct OpAttrs {
   int64_t splitAxis = 0, concatAxis = 0; // all_to_all
   int64_t peer = -1; // send destination / recv source: an index in the group
   std::vector<double> guidanceScales;
+  /// attention: the head groups its Ulysses exchanges are pipelined in
+  /// (overlap_head_groups; 1: one exchange of every head).
+  int64_t overlapHeadGroups = 1;
+  /// all_reduce: the row chunks it may run in, each overlapping the next
+  /// chunk's product (overlap_row_chunks; 1: one all_reduce).
+  int64_t overlapRowChunks = 1;
 };
 
 struct Op {
@@ -250,6 +256,40 @@ void validateCollectivePairing(const Manifest &manifest,
 std::map<std::string, Program> loadEveryProgram(const Manifest &manifest);
 
 constexpr int kMaxCallDepth = 8;
+/// The attention whose overlapped Ulysses exchanges begin at op `index` of
+/// `fn` (the input all_to_all of an attention with overlap_head_groups > 1;
+/// validateProgram proved the four ops all_to_all, unstack, attention,
+/// all_to_all follow each other), or nullptr. The executor runs the four
+/// as one; the collective tracer expands them in the same order.
+const Op *overlappedAttentionAt(const Function &fn, size_t index);
+
+/// The all_reduce that completes the row-parallel linear at op `index` of
+/// `fn` in overlapped row chunks (overlap_row_chunks > 1; validateProgram
+/// proved it reads only that linear's result), or nullptr.
+const Op *overlappedLinearAt(const Function &fn, size_t index);
+
+/// The row tile of tiledLinear's products (Kernels.cpp): a tile's bits do
+/// not depend on the rows outside it.
+constexpr int64_t kGemmTileRows = 256;
+
+/// At most `chunks` consecutive row ranges (first, count) covering `rows`
+/// rows, each a whole number of row tiles but the last: the product of a
+/// range has the bits of those rows of the whole product. The executor and
+/// the collective tracer cut an overlapped all_reduce by it.
+std::vector<std::pair<int64_t, int64_t>> tileRowChunks(int64_t rows, int64_t chunks);
+
+/// One exchange of an overlapped region: head group `group`'s input
+/// all_to_all, or its output one.
+struct HeadGroupExchange {
+  bool output;
+  int64_t group;
+};
+/// The order a region of `groups` head groups issues its exchanges in:
+/// input 0, then per group g the input of g + 1 (before g's attention, so
+/// it travels meanwhile) and g's output (after it). Every member of a
+/// group runs the same program, so every member issues this same order.
+std::vector<HeadGroupExchange> headGroupSchedule(int64_t groups);
+
 constexpr int64_t kMaxOpsPerStep = int64_t(1) << 22;
 constexpr int64_t kMaxValueElements = int64_t(1) << 31;
 
