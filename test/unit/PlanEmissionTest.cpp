@@ -116,9 +116,12 @@ TEST_F(PlanEmission, AttributesFromTheirTypedValues) {
   EXPECT_EQ(ops[3]["params"][1],
             json::parse(R"({"name": "o.bias", "shape": [16],
                            "only_on_axis_coordinate_0": "tp"})"));
-  // The collective names its axes; its grid symbol is left out.
+  // The collective names its axes; its grid symbol is left out. It
+  // completes the row-parallel linear just before it, so it may run in row
+  // chunks (docs/plan-format.md, overlap_row_chunks).
   EXPECT_EQ(ops[4]["attrs"],
-            json::parse(R"({"grid_axes": [6], "axes": ["tp"], "reduction": "sum"})"));
+            json::parse(R"({"grid_axes": [6], "axes": ["tp"], "reduction": "sum",
+                           "overlap_row_chunks": 4})"));
   EXPECT_EQ(program->layers, std::make_pair(int64_t(3), int64_t(5)));
   // Inputs by their names, wherever they sit.
   EXPECT_EQ(program->body["inputs"],
