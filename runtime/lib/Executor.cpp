@@ -111,10 +111,12 @@ std::vector<at::Tensor> Executor::runFunction(const Function &fn,
                                               std::vector<at::Tensor> values,
                                               at::ScalarType frameType,
                                               bool lastStep, int depth) {
+  const std::vector<std::vector<int>> &release = releasesOf(fn);
   std::vector<at::Tensor> in;
   for (size_t index = 0; index < fn.ops.size(); ++index) {
     const Op &op = fn.ops[index];
-    // An overlapped region runs as one, timed under one profile entry.
+    // An overlapped region runs as one, timed under one profile entry; the
+    // values its ops read for the last time go after it.
     auto region = [&](const std::string &name, size_t ops, auto run) {
       auto start = profiling ? std::chrono::steady_clock::now()
                              : std::chrono::steady_clock::time_point();
@@ -126,6 +128,9 @@ std::vector<at::Tensor> Executor::runFunction(const Function &fn,
                 .count();
         ++t.count;
       }
+      for (size_t i = index; i < index + ops; ++i)
+        for (int id : release[i])
+          values[id].reset();
       index += ops - 1;
     };
     if (const Op *attention = overlappedAttentionAt(fn, index)) {
@@ -141,7 +146,6 @@ std::vector<at::Tensor> Executor::runFunction(const Function &fn,
       });
       continue;
     }
-    in.clear();
     for (int id : op.inputs)
       in.push_back(values[id]);
     // CPU ops are synchronous, so wall time per op is its cost; a call's
@@ -150,6 +154,7 @@ std::vector<at::Tensor> Executor::runFunction(const Function &fn,
     auto start = timed ? std::chrono::steady_clock::now()
                        : std::chrono::steady_clock::time_point();
     std::vector<at::Tensor> out = runOp(fn, op, in, frameType, lastStep, depth);
+    in.clear();
     if (timed) {
       OpTime &t = profile[op.name];
       t.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -158,11 +163,37 @@ std::vector<at::Tensor> Executor::runFunction(const Function &fn,
     }
     for (size_t i = 0; i < op.outputs.size() && i < out.size(); ++i)
       values[op.outputs[i]] = std::move(out[i]);
+    // Values no later op reads go now, so a step holds only what is live
+    // (storage a view shares lives while any view of it does).
+    for (int id : release[index])
+      values[id].reset();
   }
   std::vector<at::Tensor> results;
   for (int id : fn.results)
     results.push_back(values[id]);
   return results;
+}
+
+const std::vector<std::vector<int>> &Executor::releasesOf(const Function &fn) {
+  auto it = releases.find(&fn);
+  if (it != releases.end())
+    return it->second;
+  // Each value's last reader; a value nothing reads goes after the op that
+  // made it, and the function's results stay.
+  std::vector<int> last(fn.valueShapes.size(), -1);
+  for (size_t i = 0; i < fn.ops.size(); ++i) {
+    for (int id : fn.ops[i].inputs)
+      last[size_t(id)] = int(i);
+    for (int id : fn.ops[i].outputs)
+      last[size_t(id)] = std::max(last[size_t(id)], int(i));
+  }
+  for (int id : fn.results)
+    last[size_t(id)] = -1;
+  std::vector<std::vector<int>> byOp(fn.ops.size());
+  for (size_t id = 0; id < last.size(); ++id)
+    if (last[id] >= 0)
+      byOp[size_t(last[id])].push_back(int(id));
+  return releases.emplace(&fn, std::move(byOp)).first->second;
 }
 
 /// diffusers' get_timestep_embedding(flip_sin_to_cos=True,

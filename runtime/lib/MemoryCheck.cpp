@@ -109,6 +109,11 @@ static std::optional<int64_t> readKeyed(const std::string &file,
   return std::nullopt;
 }
 
+ResidentMemory residentMemory() {
+  return {readKeyed("/proc/self/status", "VmRSS:", 1024).value_or(0),
+          readKeyed("/proc/self/status", "RssFile:", 1024).value_or(0)};
+}
+
 /// A cgroup file holding one number ("max" means no limit: nullopt).
 static std::optional<int64_t> readCgroupNumber(const std::string &file) {
   std::ifstream in(file);

@@ -576,6 +576,9 @@ static void printOpProfile(int64_t rank, const std::string &program, int64_t ste
 void runRank(const RunOptions &options) {
   Clock::time_point start = Clock::now();
   int64_t threads = configureThreads(options.threads);
+  // The memory breakdown of --report: before the plan, and once the
+  // parameters are in place (before the first step).
+  ResidentMemory residentStart = residentMemory(), residentReady;
 
   LoadedRank loaded = load(options); // BadInput stops here, before rendezvous
   const Manifest &m = loaded.manifest;
@@ -646,6 +649,8 @@ void runRank(const RunOptions &options) {
     // run of the same request (loaded ones stay as they are).
     for (auto &executor : experts)
       executor->materializeParameters(request.seed);
+    if (!residentReady.total)
+      residentReady = residentMemory();
     // Step inputs: this rank's noise block, and the text of every branch.
     at::Tensor latents;
     std::vector<at::Tensor> texts, pooled, givenPooled;
@@ -756,7 +761,8 @@ void runRank(const RunOptions &options) {
     for (auto &executor : experts)
       params += executor->parameterBytes();
     memory = comm.collectOnRankZero(
-        "memory", {int64_t(usage.ru_maxrss) * 1024, params, estimate.total()});
+        "memory", {int64_t(usage.ru_maxrss) * 1024, params, estimate.total(),
+                   residentStart.total, residentReady.total, residentMemory().file});
   }
   for (auto &executor : experts)
     printOpProfile(rank, executor->program().id, int64_t(timings.size()),
@@ -787,6 +793,9 @@ void runRank(const RunOptions &options) {
       report["peak_rss_mib"].push_back(double(m[0]) / 1048576.0);
       report["param_mib"].push_back(double(m[1]) / 1048576.0);
       report["estimated_peak_mib"].push_back(double(m[2]) / 1048576.0);
+      report["rss_start_mib"].push_back(double(m[3]) / 1048576.0);
+      report["rss_ready_mib"].push_back(double(m[4]) / 1048576.0);
+      report["rss_file_mib"].push_back(double(m[5]) / 1048576.0);
     }
     if (loaded.weights) {
       nlohmann::json w = {{"snapshot", escapeInvalidUtf8(options.weights)},

@@ -79,6 +79,8 @@ private:
                                 int depth);
   /// Makes every parameter the program reads with `make` (float32, this
   /// rank's slice), once per name, in the compute dtype on the device.
+  /// Per op of `fn`, the values it reads last (computed once per function).
+  const std::vector<std::vector<int>> &releasesOf(const Function &fn);
   void placeParameters(const std::function<at::Tensor(const ParamSpec &)> &make);
   const std::vector<at::Tensor> &params(const Op &op);
   at::Tensor norm(const Op &op, const at::Tensor &x);
@@ -123,6 +125,7 @@ private:
   std::vector<at::Tensor> *stepSlots = nullptr;
   std::optional<double> guidanceScale;
   std::map<std::string, OpTime> profile;
+  std::unordered_map<const Function *, std::vector<std::vector<int>>> releases;
 };
 
 } // namespace ditc::runtime

@@ -35,11 +35,12 @@ struct RankMemoryNeed {
 /// thread pool (tiny-wan's ranks peak at 158-164 MiB with 0.1 MiB of
 /// parameters).
 constexpr int64_t kRankFixedBytes = int64_t(150) << 20;
-/// Peak RSS beyond parameters and the fixed footprint was 9.3-17.3 times the
-/// plan's activation_bytes (in the compute dtype) on every plan measured:
-/// step workspaces, GEMM tiles and what the allocator keeps. The estimate
+/// Peak RSS beyond parameters and the fixed footprint was 1.9-4.8 times the
+/// plan's activation_bytes (in the compute dtype) on every plan measured,
+/// since the executor frees each value after its last use: step workspaces,
+/// per-thread attention scores and what the allocator keeps. The estimate
 /// takes less than the least of them, so it stays below a real peak.
-constexpr int64_t kActivationFactor = 8;
+constexpr int64_t kActivationFactor = 1;
 
 /// The estimate for `rank`, whose programs (program, then program_2) are
 /// `programs`, each validated. Parameters are counted exactly from the
@@ -67,6 +68,14 @@ std::optional<MemoryLimit> hostMemoryAvailable();
 /// /proc/self/status; nullopt when unlimited. A per-process limit, so it
 /// bounds each rank alone (ranks inherit it from --nproc).
 std::optional<MemoryLimit> addressSpaceAvailable();
+
+/// This process's resident bytes now (VmRSS) and the file-backed part of
+/// them (RssFile: mapped code and files, which a step's tensors never are),
+/// from /proc/self/status; zeros where it cannot be read.
+struct ResidentMemory {
+  int64_t total = 0, file = 0;
+};
+ResidentMemory residentMemory();
 
 /// Refuses (BadInput, exit 2) when the ranks `needs` (those sharing this
 /// host) cannot fit: their sum against hostMemoryAvailable(), and each one
