@@ -148,6 +148,7 @@ std::vector<at::Tensor> Executor::runFunction(const Function &fn,
     }
     for (int id : op.inputs)
       in.push_back(values[id]);
+    spare = reusableInput(op, release[index], in);
     // CPU ops are synchronous, so wall time per op is its cost; a call's
     // time is its callee's ops'.
     bool timed = profiling && op.kind != OpKind::Call;
@@ -155,6 +156,7 @@ std::vector<at::Tensor> Executor::runFunction(const Function &fn,
                        : std::chrono::steady_clock::time_point();
     std::vector<at::Tensor> out = runOp(fn, op, in, frameType, lastStep, depth);
     in.clear();
+    spare.reset();
     if (timed) {
       OpTime &t = profile[op.name];
       t.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -194,6 +196,21 @@ const std::vector<std::vector<int>> &Executor::releasesOf(const Function &fn) {
     if (last[id] >= 0)
       byOp[size_t(last[id])].push_back(int(id));
   return releases.emplace(&fn, std::move(byOp)).first->second;
+}
+
+at::Tensor Executor::reusableInput(const Op &op, const std::vector<int> &dying,
+                                   const std::vector<at::Tensor> &in) const {
+  if (in.empty() || std::count(op.inputs.begin(), op.inputs.end(), op.inputs[0]) != 1 ||
+      std::find(dying.begin(), dying.end(), op.inputs[0]) == dying.end())
+    return at::Tensor();
+  const at::Tensor &x = in[0];
+  // Held only by the value table and `in`, and no view, parameter or
+  // caller shares its storage: then nothing reads it after this op.
+  if (!x.defined() || x.use_count() != 2 || !x.is_contiguous() ||
+      x.storage_offset() != 0 || x.storage().use_count() != 1 ||
+      x.storage().nbytes() != x.nbytes())
+    return at::Tensor();
+  return x;
 }
 
 /// diffusers' get_timestep_embedding(flip_sin_to_cos=True,
@@ -274,7 +291,7 @@ std::vector<at::Tensor> Executor::runOp(const Function &fn, const Op &op,
         at::addcmul_out(out, block.batchOf(shift), block.of(x), block.batchOf(scale));
       else
         at::mul_out(out, block.of(x), block.batchOf(scale));
-    })};
+    }, spare)};
   }
   case OpKind::ResidualAdd: {
     at::Tensor gate;
@@ -288,7 +305,7 @@ std::vector<at::Tensor> Executor::runOp(const Function &fn, const Op &op,
         at::addcmul_out(out, block.of(x), block.batchOf(gate), block.of(in[1]));
       else
         at::add_out(out, block.of(x), block.of(in[1]));
-    })};
+    }, spare)};
   }
   case OpKind::LayerNorm:
   case OpKind::RmsNorm:
@@ -355,7 +372,7 @@ std::vector<at::Tensor> Executor::runOp(const Function &fn, const Op &op,
         at::silu_out(out, rows);
         return;
       }
-    })};
+    }, gated ? at::Tensor() : spare)};
   }
   case OpKind::ConcatStreams:
     if (a.textPrefix)

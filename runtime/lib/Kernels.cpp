@@ -103,7 +103,13 @@ at::Tensor tiledLinear(const at::Tensor &x, const at::Tensor &w, const at::Tenso
   int64_t k = x.size(-1), n = w.size(0);
   at::Tensor x2 = x.reshape({-1, k});
   int64_t m = x2.size(0);
-  at::Tensor y = at::empty({m, n}, x.options());
+  std::vector<int64_t> shape = x.sizes().vec();
+  shape.back() = n;
+  // The result owns its storage and the tiles write through a 2-d view of
+  // it, so once the view is gone nothing else holds the storage (a view
+  // keeps its base alive) and a later op may write over the result.
+  at::Tensor result = at::empty(shape, x.options());
+  at::Tensor y = result.view({m, n});
   at::Tensor wt = w.t();
   int64_t colTiles = ceilDiv(n, kTileCols);
   forEachItem(true, ceilDiv(m, kTileRows) * colTiles, [&](int64_t tile) {
@@ -116,9 +122,7 @@ at::Tensor tiledLinear(const at::Tensor &x, const at::Tensor &w, const at::Tenso
     else
       at::mm_out(tileOut, lhs, rhs);
   });
-  std::vector<int64_t> shape = x.sizes().vec();
-  shape.back() = n;
-  return y.view(shape);
+  return result;
 }
 
 at::Tensor RowBlock::of(const at::Tensor &t) const {
@@ -130,8 +134,9 @@ at::Tensor RowBlock::of(const at::Tensor &t) const {
 at::Tensor RowBlock::batchOf(const at::Tensor &t) const { return t.select(0, batch); }
 
 at::Tensor rowBlocks(at::IntArrayRef shape, const at::TensorOptions &options,
-                     const std::function<void(const RowBlock &, at::Tensor &)> &fn) {
-  at::Tensor out = at::empty(shape, options);
+                     const std::function<void(const RowBlock &, at::Tensor &)> &fn,
+                     at::Tensor into) {
+  at::Tensor out = into.defined() ? into : at::empty(shape, options);
   int64_t width = shape.back();
   int64_t batches = shape.size() == 3 ? shape[0] : 1;
   int64_t rows = width ? out.numel() / width / batches : 0;

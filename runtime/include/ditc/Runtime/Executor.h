@@ -81,6 +81,11 @@ private:
   /// rank's slice), once per name, in the compute dtype on the device.
   /// Per op of `fn`, the values it reads last (computed once per function).
   const std::vector<std::vector<int>> &releasesOf(const Function &fn);
+  /// The first input of `op` when no later op reads it and nothing else
+  /// shares its storage, so an element-wise op may write its result over
+  /// it; undefined otherwise.
+  at::Tensor reusableInput(const Op &op, const std::vector<int> &dying,
+                           const std::vector<at::Tensor> &in) const;
   void placeParameters(const std::function<at::Tensor(const ParamSpec &)> &make);
   const std::vector<at::Tensor> &params(const Op &op);
   at::Tensor norm(const Op &op, const at::Tensor &x);
@@ -126,6 +131,7 @@ private:
   std::optional<double> guidanceScale;
   std::map<std::string, OpTime> profile;
   std::unordered_map<const Function *, std::vector<std::vector<int>>> releases;
+  at::Tensor spare; // reusableInput of the op running now
 };
 
 } // namespace ditc::runtime

@@ -43,8 +43,12 @@ struct RowBlock {
 /// paths round differently (gelu, silu, fused multiply-adds): ATen splits
 /// a whole tensor at bounds that follow the thread count, and the elements
 /// past a split's last full vector take the scalar path.
+/// With `into` (a contiguous tensor of `shape`), fn fills it instead of a
+/// fresh tensor: an op whose input dies there writes over it (each element
+/// is read before it is written, as in ATen's in-place ops).
 at::Tensor rowBlocks(at::IntArrayRef shape, const at::TensorOptions &options,
-                     const std::function<void(const RowBlock &, at::Tensor &out)> &fn);
+                     const std::function<void(const RowBlock &, at::Tensor &out)> &fn,
+                     at::Tensor into = at::Tensor());
 
 /// softmax(scale · q kᵀ) v per head, for q [B, Lq, H·d] and k, v [B, Lk, H·d]
 /// (views with a unit last stride are read in place); returns [B, Lq, H·d].
