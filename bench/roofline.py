@@ -17,10 +17,15 @@ configuration, in one run.
    core count.
 
 Prints per run the step time, whole-step GFLOP/s (the FLOPs of every rank
-over the step time), the fraction of the all-core peak, and the memory
-ratio (the largest over ranks of peak RSS minus parameters, from --report,
-over the plan's activation_bytes for that rank), and per configuration how
-the default compares with the best explicit --threads.
+over the step time), the fraction of the all-core peak, the memory ratio
+(the largest over ranks of peak RSS minus parameters, from --report, over
+the plan's activation_bytes for that rank) and what the steps add to the
+resident set once the parameters are in place (peak RSS minus --report's
+rss_ready_mib, over activation_bytes), and per communication axis the
+exposed and raw collective time per step (--report's comm_axes: the part
+the step waited for, and the whole; "-" where the report has no
+comm_axes), and per configuration how the default compares with the best
+explicit --threads.
 Every output is checked against the one-rank default run: identical bytes
 for one-rank, cfg2 and pp2 at any thread count (docs/runtime.md, "Threads"),
 and at most 1e-5 max relative error for the others. A mismatch exits 1.
@@ -74,6 +79,24 @@ def plan_flops(plan):
     per_program = {p["id"]: p["per_step"]["flops"] for p in manifest["programs"]}
     per_rank = [per_program.get(r.get("program"), 0) for r in manifest["ranks"]]
     return sum(per_rank), per_rank
+
+
+def comm_columns(reports):
+    """'axis exposed/raw' ms per step for each axis of --report's comm_axes,
+    averaged over `reports`; '-' when they have none."""
+    sums = {}
+    for report in reports:
+        for axis, t in (report.get("comm_axes") or {}).items():
+            raw, exposed = sums.get(axis, (0.0, 0.0))
+            sums[axis] = (raw + t["raw_ms"], exposed + t["exposed_ms"])
+    if not sums:
+        return "-", {}
+    n = len(reports)
+    means = {axis: {"raw_ms": raw / n, "exposed_ms": exposed / n}
+             for axis, (raw, exposed) in sums.items()}
+    text = " ".join(f"{axis} {t['exposed_ms']:.0f}/{t['raw_ms']:.0f}"
+                    for axis, t in sorted(means.items()))
+    return text, means
 
 
 def sgemm_peak(threads, n=2048, repeats=5):
@@ -139,9 +162,12 @@ def main():
           f"(the all-core peak); step = median of {args.repeats} alternating runs "
           f"of {args.steps} timed steps")
     print("memory = max over ranks of (peak RSS - parameters) / the plan's "
-          "activation_bytes (goal <= 1.5)")
+          "activation_bytes (goal <= 1.5); steps = max over ranks of (peak RSS - "
+          "RSS with the parameters in place) / activation_bytes")
+    print("comm = per axis, exposed/raw collective ms per step (rank 0)")
     print(f"{'config':11} {'ranks':>5} {'GFLOP':>7} {'threads':>8} {'step ms':>9} "
-          f"{'GFLOP/s':>8} {'of peak':>8} {'memory':>7} {'max rel diff':>13}")
+          f"{'GFLOP/s':>8} {'of peak':>8} {'memory':>7} {'steps':>6} "
+          f"{'max rel diff':>13}  comm")
     sys.stdout.flush()
 
     work = tempfile.mkdtemp(prefix="ditc-roofline-")
@@ -163,6 +189,7 @@ def main():
             diffs = {t: 0.0 for t in settings}
             oks = {t: True for t in settings}
             timings = {}
+            reports = {t: [] for t in settings}
             # The settings alternate, so a drift in the machine's load
             # reaches all of them alike.
             for _ in range(args.repeats):
@@ -176,6 +203,7 @@ def main():
                     run(cmd)
                     with open(report) as f:
                         timings[threads] = json.load(f)
+                    reports[threads].append(timings[threads])
                     steps[threads] += timings[threads]["step_ms"][1:]
                     latents = np.load(out)
                     if reference is None:
@@ -194,12 +222,18 @@ def main():
                               for rss, params, act in zip(timing["peak_rss_mib"],
                                                           timing["param_mib"], activations)
                               if act > 0)
+                # Older runtimes have no rss_ready_mib: 'steps' is then NaN.
+                ready = timing.get("rss_ready_mib", [float("nan")] * ranks)
+                grown = max((rss - r) * 2 ** 20 / act
+                            for rss, r, act in zip(timing["peak_rss_mib"], ready,
+                                                   activations) if act > 0)
+                comm, comm_means = comm_columns(reports[threads])
                 label = f"{threads} ({timing['threads']})" if threads == "default" \
                     else threads
                 ok = oks[threads]
                 print(f"{name:11} {ranks:>5} {flops / 1e9:>7.1f} {label:>8} "
                       f"{step_ms:>9.1f} {gflops:>8.1f} {100 * gflops / peak:>7.1f}% "
-                      f"{memory:>7.1f} {diffs[threads]:>13.2e}"
+                      f"{memory:>7.1f} {grown:>6.1f} {diffs[threads]:>13.2e}  {comm}"
                       f"{'' if ok else '  MISMATCH'}")
                 sys.stdout.flush()
                 failed |= not ok
@@ -211,6 +245,9 @@ def main():
                     "max_rel_diff": diffs[threads],
                     "peak_rss_mib": timing["peak_rss_mib"],
                     "param_mib": timing["param_mib"], "activation_bytes": activations,
+                    "rss_start_mib": timing.get("rss_start_mib"),
+                    "rss_ready_mib": timing.get("rss_ready_mib"),
+                    "steps_memory_ratio": grown, "comm_axes": comm_means,
                     "ok": ok})
             best = min(v for k, v in times.items() if k != "default")
             print(f"{'':11} default / best explicit --threads: "
