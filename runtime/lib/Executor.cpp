@@ -19,6 +19,22 @@ Executor::Executor(const Manifest &manifest, int64_t rank, const Program &progra
       computeType(computeType), device(comm ? comm->device() : at::Device(at::kCPU)) {
   const char *flag = std::getenv("DITC_PROFILE_OPS");
   profiling = flag && std::string(flag) == "1";
+  const char *traceFlag = std::getenv("DITC_TRACE_TRANSFERS");
+  tracing = traceFlag && std::string(traceFlag) == "1";
+}
+
+void Executor::trace(const char *event, int handle) {
+  if (!tracing)
+    return;
+  // A deferred value may be resolved by the other expert's executor.
+  auto name = transferNames.find(handle);
+  std::string what = name != transferNames.end()
+                         ? name->second
+                         : "transfer " + std::to_string(handle) + " (started by the other expert)";
+  // One write per line, so the ranks' lines do not interleave mid-line.
+  std::string line = "dit-run: rank " + std::to_string(rank) + " step " +
+                     std::to_string(stepNumber) + ": " + event + " " + what + "\n";
+  std::fputs(line.c_str(), stderr);
 }
 
 std::string Executor::describe(const Op &op) const {
@@ -99,25 +115,65 @@ const std::vector<at::Tensor> &Executor::params(const Op &op) {
   return it == parameterByOp.end() ? none : it->second;
 }
 
-std::vector<at::Tensor> Executor::runStep(const std::map<int, at::Tensor> &inputs,
-                                          bool lastStep) {
+std::vector<StepValue> Executor::runStep(const std::map<int, StepValue> &inputs,
+                                        bool lastStep) {
+  ++stepNumber;
   std::vector<at::Tensor> values(prog.step.valueShapes.size());
-  for (const auto &in : inputs)
-    values[in.first] = in.second;
-  return runFunction(prog.step, std::move(values), at::kFloat, lastStep, 0);
+  std::map<int, int> pending;
+  for (const auto &in : inputs) {
+    values[in.first] = in.second.tensor;
+    if (in.second.pending >= 0)
+      pending[in.first] = in.second.pending;
+  }
+  std::vector<at::Tensor> results =
+      runFunction(prog.step, std::move(values), pending, at::kFloat, lastStep, 0);
+  // A step's sends complete within it: a dead receiver is reported in the
+  // step that sent, and no buffer outlives the step. The receiver posted
+  // its recv before it waits on anything this rank sends later, so this
+  // adds no wait that a blocking send would not have had.
+  finishSends();
+  std::vector<StepValue> out;
+  for (size_t i = 0; i < results.size(); ++i) {
+    auto it = pending.find(prog.step.results[i]);
+    out.push_back({results[i], it == pending.end() ? -1 : it->second});
+  }
+  return out;
+}
+
+void Executor::finishSends() {
+  for (int handle : pendingSends) {
+    trace("wait", handle);
+    comm->finishTransfer(handle);
+  }
+  pendingSends.clear();
 }
 
 std::vector<at::Tensor> Executor::runFunction(const Function &fn,
                                               std::vector<at::Tensor> values,
+                                              std::map<int, int> &pending,
                                               at::ScalarType frameType,
                                               bool lastStep, int depth) {
   const std::vector<std::vector<int>> &release = releasesOf(fn);
+  // A value still in flight is waited for by the first op that reads it.
+  auto resolve = [&](int id) {
+    auto it = pending.find(id);
+    if (it == pending.end())
+      return;
+    trace("wait", it->second);
+    values[id] = comm->finishTransfer(it->second);
+    pending.erase(it);
+  };
   std::vector<at::Tensor> in;
   for (size_t index = 0; index < fn.ops.size(); ++index) {
     const Op &op = fn.ops[index];
+    for (int id : op.inputs)
+      resolve(id);
     // An overlapped region runs as one, timed under one profile entry; the
-    // values its ops read for the last time go after it.
+    // values its ops read for the last time go after it. It issues
+    // collectives, so the sends this rank has in flight finish first, as
+    // runOp does for a single collective.
     auto region = [&](const std::string &name, size_t ops, auto run) {
+      finishSends();
       auto start = profiling ? std::chrono::steady_clock::now()
                              : std::chrono::steady_clock::time_point();
       run();
@@ -154,6 +210,7 @@ std::vector<at::Tensor> Executor::runFunction(const Function &fn,
     bool timed = profiling && op.kind != OpKind::Call;
     auto start = timed ? std::chrono::steady_clock::now()
                        : std::chrono::steady_clock::time_point();
+    startedRecv = -1;
     std::vector<at::Tensor> out = runOp(fn, op, in, frameType, lastStep, depth);
     in.clear();
     spare.reset();
@@ -165,11 +222,23 @@ std::vector<at::Tensor> Executor::runFunction(const Function &fn,
     }
     for (size_t i = 0; i < op.outputs.size() && i < out.size(); ++i)
       values[op.outputs[i]] = std::move(out[i]);
+    if (startedRecv >= 0)
+      pending[op.outputs[0]] = startedRecv;
     // Values no later op reads go now, so a step holds only what is live
-    // (storage a view shares lives while any view of it does).
+    // (storage a view shares lives while any view of it does). A receive
+    // still in flight stays in `pending` and is finished below.
     for (int id : release[index])
       values[id].reset();
   }
+  // Only the step hands out values still in flight (the deferred latents);
+  // a function's caller gets them resolved. A receive nothing read is
+  // finished too, so no transfer outlives its frame unnoticed.
+  std::vector<int> unread;
+  for (const auto &p : pending)
+    if (depth > 0 || std::count(fn.results.begin(), fn.results.end(), p.first) == 0)
+      unread.push_back(p.first);
+  for (int id : unread)
+    resolve(id);
   std::vector<at::Tensor> results;
   for (int id : fn.results)
     results.push_back(values[id]);
@@ -232,6 +301,11 @@ std::vector<at::Tensor> Executor::runOp(const Function &fn, const Op &op,
                                         int depth) {
   if (op.betweenSteps && lastStep)
     return {in[0]};
+  // Every send is finished before a later collective (seed 004's
+  // _sync_pp_send), so at a collective this rank has no send in flight.
+  if (!op.axes.empty() && op.kind != OpKind::Send && op.kind != OpKind::Recv &&
+      op.kind != OpKind::AllSlice)
+    finishSends();
   const auto &p = params(op);
   const OpAttrs &a = op.a;
   const at::Tensor &x = in.empty() ? at::Tensor() : in[0];
@@ -244,8 +318,11 @@ std::vector<at::Tensor> Executor::runOp(const Function &fn, const Op &op,
     // diffusers' embeddings take it, and cast after.
     for (size_t i = 0; i < callee.args.size(); ++i)
       args[callee.args[i]] = in[i].dim() == 1 ? in[i] : in[i].to(computeType);
-    std::vector<at::Tensor> results =
-        runFunction(callee, std::move(args), computeType, lastStep, depth + 1);
+    // The callee's frame has its own value ids: a recv it starts is
+    // resolved inside it.
+    std::map<int, int> calleePending;
+    std::vector<at::Tensor> results = runFunction(callee, std::move(args), calleePending,
+                                                  computeType, lastStep, depth + 1);
     for (at::Tensor &r : results)
       r = r.to(frameType);
     return results;
@@ -423,11 +500,23 @@ std::vector<at::Tensor> Executor::runOp(const Function &fn, const Op &op,
     return {x.narrow(a.axis, index * (x.size(a.axis) / size), x.size(a.axis) / size)};
   }
   case OpKind::Send:
-    comm->send(x, op.axes, a.peer, describe(op));
+    pendingSends.push_back(comm->startSend(x, op.axes, a.peer, describe(op)));
+    if (tracing) {
+      transferNames[pendingSends.back()] = describe(op) + " to " + axisKey(op.axes) +
+                                           " index " + std::to_string(a.peer);
+      trace("start", pendingSends.back());
+    }
     return {x};
   case OpKind::Recv:
-    return {comm->recv(fn.valueShapes[op.outputs[0]], frameType, op.axes, a.peer,
-                       describe(op))};
+    // The result stays pending (runFunction) until an op reads it.
+    startedRecv = comm->startRecv(fn.valueShapes[op.outputs[0]], frameType, op.axes,
+                                  a.peer, describe(op));
+    if (tracing) {
+      transferNames[startedRecv] = describe(op) + " from " + axisKey(op.axes) +
+                                   " index " + std::to_string(a.peer);
+      trace("start", startedRecv);
+    }
+    return {at::Tensor()};
   }
   throw std::logic_error("op '" + op.name + "' has no semantics in this dit-run");
 }

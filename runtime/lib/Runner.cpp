@@ -652,15 +652,16 @@ void runRank(const RunOptions &options) {
     if (!residentReady.total)
       residentReady = residentMemory();
     // Step inputs: this rank's noise block, and the text of every branch.
-    at::Tensor latents;
+    StepValue latents;
     std::vector<at::Tensor> texts, pooled, givenPooled;
     if (!request.pooledEmbeds.empty())
       givenPooled = readPooledEmbeds(request, m);
     if (!experts.empty()) {
-      latents = request.latents.empty()
-                    ? drawNoiseBlock(request.seed, m, m.latentBlock(rank))
-                    : patchifyBlock(readLatents(request, m), m, m.latentBlock(rank));
-      latents = latents.to(comm.device());
+      latents.tensor =
+          request.latents.empty()
+              ? drawNoiseBlock(request.seed, m, m.latentBlock(rank))
+              : patchifyBlock(readLatents(request, m), m, m.latentBlock(rank));
+      latents.tensor = latents.tensor.to(comm.device());
       std::vector<at::Tensor> given;
       if (!request.textEmbeds.empty())
         given = readTextEmbeds(request, m);
@@ -695,12 +696,16 @@ void runRank(const RunOptions &options) {
           experts.size() > 1 && at.timestep < m.boundaryRatio * 1000.0 ? *experts[1]
                                                                        : *experts[0];
       executor.setStepRule(&at.rule, &slots);
-      std::map<int, at::Tensor> inputs;
+      std::map<int, StepValue> inputs;
       for (const StepInput &in : executor.program().inputs) {
         at::Tensor value;
-        if (in.name == "latents")
-          value = latents;
-        else if (in.name == "timestep") // float32 in bfloat16 runs too
+        if (in.name == "latents") {
+          // Possibly still in flight from the last stage: it resolves
+          // when the step first reads it (seed 004's deferred latents).
+          inputs[in.value] = latents;
+          continue;
+        }
+        if (in.name == "timestep") // float32 in bfloat16 runs too
           value = at::full({m.batch}, at.timestep, device);
         else if (in.name == "sigma")
           value = at::scalar_tensor(at.sigma, device);
@@ -712,11 +717,13 @@ void runRank(const RunOptions &options) {
           value = pooled[in.branch];
         else // guidance, as the family's pipeline passes it
           value = at::full({m.batch}, guidance, device);
-        inputs[in.value] = value;
+        inputs[in.value] = {value};
       }
       // validateProgram proved the program has exactly one output.
-      std::vector<at::Tensor> outputs = executor.runStep(inputs, step + 1 == steps);
-      latents = outputs[0].to(at::kFloat);
+      std::vector<StepValue> outputs = executor.runStep(inputs, step + 1 == steps);
+      latents = outputs[0];
+      if (latents.pending < 0)
+        latents.tensor = latents.tensor.to(at::kFloat);
       StepTiming timing;
       timing.totalMs =
           std::chrono::duration<double, std::milli>(Clock::now() - stepStart).count();
@@ -729,8 +736,13 @@ void runRank(const RunOptions &options) {
     // Assemble the final latents on the replica's leader and write them
     // whole or not at all.
     int64_t blockTokens = m.latentTokens / m.latentBlocks();
+    // After the last step nothing is in flight (dit.between_steps passes
+    // through), but a pending value is resolved before the gather all the
+    // same: no transfer may overlap the output group's.
+    if (latents.pending >= 0)
+      latents = {comm.finishTransfer(latents.pending).to(at::kFloat)};
     std::vector<at::Tensor> blocks = comm.gatherOutput(
-        latents.defined() ? latents : at::Tensor(),
+        latents.tensor.defined() ? latents.tensor : at::Tensor(),
         {m.batch, blockTokens, m.latentFeatures});
     if (!leader)
       continue;

@@ -25,6 +25,15 @@
 
 namespace ditc::runtime {
 
+/// A step input or output that may still be in flight (seed 004's
+/// AsyncLatents): the latents the last pipeline stage sends back to the
+/// first arrive as a pending receive, `pending` its Communicator handle,
+/// and resolve only when an op of the next step reads them.
+struct StepValue {
+  at::Tensor tensor;
+  int pending = -1; // -1: `tensor` holds the value
+};
+
 class Executor {
 public:
   Executor(const Manifest &manifest, int64_t rank, const Program &program,
@@ -40,11 +49,18 @@ public:
   /// Bytes of parameters this rank holds.
   int64_t parameterBytes() const;
 
-  /// Runs one step. `inputs` maps the program's input value ids to tensors;
-  /// returns the program's outputs. After the last step, ops marked
+  /// Runs one step. `inputs` maps the program's input value ids to their
+  /// values; returns the program's outputs. After the last step, ops marked
   /// dit.between_steps pass their operand through.
-  std::vector<at::Tensor> runStep(const std::map<int, at::Tensor> &inputs,
-                                  bool lastStep);
+  ///
+  /// Sends and receives are asynchronous (docs/runtime.md, "Pipeline
+  /// overlap"): they start in program order, so every group still issues
+  /// its transfers in the order the plan's verifier proved; a received
+  /// value is waited for when an op first reads it, and a step output still
+  /// in flight is returned pending. Every send is finished before the next
+  /// collective and before the step returns.
+  std::vector<StepValue> runStep(const std::map<int, StepValue> &inputs,
+                                 bool lastStep);
 
   const Program &program() const { return prog; }
 
@@ -69,10 +85,15 @@ public:
   const std::map<std::string, OpTime> &opProfile() const { return profile; }
 
 private:
+  /// `pending` maps value ids still in flight to their transfer handles;
+  /// at depth 0 the results still in flight stay so, deeper they resolve.
   std::vector<at::Tensor> runFunction(const Function &fn,
                                       std::vector<at::Tensor> values,
+                                      std::map<int, int> &pending,
                                       at::ScalarType frameType, bool lastStep,
                                       int depth);
+  /// Waits for every send this executor started.
+  void finishSends();
   std::vector<at::Tensor> runOp(const Function &fn, const Op &op,
                                 const std::vector<at::Tensor> &in,
                                 at::ScalarType frameType, bool lastStep,
@@ -132,6 +153,14 @@ private:
   std::map<std::string, OpTime> profile;
   std::unordered_map<const Function *, std::vector<std::vector<int>>> releases;
   at::Tensor spare; // reusableInput of the op running now
+  std::vector<int> pendingSends; // in the order they started
+  /// DITC_TRACE_TRANSFERS=1: each transfer's start and wait, on stderr.
+  bool tracing;
+  int64_t stepNumber = 0; // of this executor's runStep calls, from 1
+  std::map<int, std::string> transferNames; // while tracing
+  void trace(const char *event, int handle);
+  /// Set by runOp for a recv: the handle its (pending) result waits on.
+  int startedRecv = -1;
 };
 
 } // namespace ditc::runtime
