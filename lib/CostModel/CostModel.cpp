@@ -348,16 +348,30 @@ public:
       cfgGather = collective(CollectiveKind::AllGather, calls * work.latentBytes,
                              d[Axis::CFG], {Axis::CFG});
 
-    double chain = 0;
+    // A step's branch calls are micro-batches through the stages: dit-run
+    // starts each stage's sends asynchronously and a stage takes its next
+    // call while the next stage works on the last one (seed 004). With M
+    // calls over stages of per-call times t_s, a step takes
+    // sum(t_s) + (M - 1) max(t_s), GPipe's schedule; one stage or one call
+    // is the plain sum.
+    double microBatches = std::max(1.0, std::round(calls));
+    double sumPerCall = 0, maxPerCall = 0, computeOnly = 0;
     size_t busiest = 0;
     for (size_t s = 0; s < perStage.size(); ++s) {
       double own = perStage[s].compute;
       for (auto &[axis, seconds] : perStage[s].comm)
         own += seconds;
-      chain += own;
+      sumPerCall += own / microBatches;
+      maxPerCall = std::max(maxPerCall, own / microBatches);
+      computeOnly += perStage[s].compute;
       if (perStage[s].compute > perStage[busiest].compute)
         busiest = s;
     }
+    double chain = sumPerCall + (microBatches - 1) * maxPerCall;
+    // On a CPU host the overlapping stages share its cores: the step is at
+    // least every stage's work at full speed (thread-seconds) over the cores.
+    if (hw.host && stages > 1)
+      chain = std::max(chain, hostBound(computeOnly));
     const Stage &critical = perStage[busiest];
     out.computeSeconds = critical.compute;
     out.commSeconds = critical.comm;
@@ -382,6 +396,21 @@ public:
         linkOf({axis});
     out.crossNodeAxes.assign(crossing.begin(), crossing.end());
     return out;
+  }
+
+  /// Seconds the host's cores need for `stageCompute` (the stages' compute
+  /// seconds summed, each priced with one stage's ranks busy): the
+  /// thread-seconds they are at full speed, over the cores.
+  double hostBound(double stageCompute) const {
+    const HostRates &host = *hw.host;
+    int64_t ranks = std::max<int64_t>(1, std::min(config.degrees.worldSize(),
+                                                  config.gpusPerNode));
+    int64_t busy = busyRanksPerNode(config.degrees, config.meshOrder,
+                                    config.gpusPerNode);
+    int64_t threads = threadsPerRank(host, ranks);
+    double share =
+        std::min(1.0, double(host.cores) / double(std::max<int64_t>(1, busy) * threads));
+    return stageCompute * share * double(busy * threads) / double(host.cores);
   }
 
 private:

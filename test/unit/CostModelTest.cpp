@@ -154,6 +154,24 @@ TEST(EstimateStep, PipelineStagesRunInTurnAndTheRestIsBubble) {
   EXPECT_DOUBLE_EQ(e.paramBytes, 1e9);
 }
 
+TEST(EstimateStep, BranchCallsPipelineThroughTheStages) {
+  HardwareProfile hw = toyProfile();
+  TransformerWork work = twoBlocks();
+  work.blocks[0].collectives.clear();
+  work.blocks[1].collectives.clear();
+  // Two branch calls over two stages: stage 1 runs call 0 while stage 0
+  // runs call 1, so a step is three block times, not four.
+  StepEstimate e =
+      estimateStep(work, configOf(degrees({{Axis::PP, 2}}), /*branchCalls=*/2), hw);
+  double block = 1e12 / 50e12;
+  double send = 2e-6 + 1e6 / 100e9;
+  EXPECT_NEAR(e.stepSeconds, 3 * block + 3 * send, 1e-12);
+  EXPECT_NEAR(e.computeSeconds, 2 * block, 1e-12);
+  // Without stages the calls run back to back.
+  EXPECT_NEAR(estimateStep(work, configOf(Degrees(), 2), hw).stepSeconds, 4 * block,
+              1e-12);
+}
+
 TEST(EstimateStep, CFGSplitsTheBranchCallsAndGathersOnce) {
   HardwareProfile hw = toyProfile();
   TransformerWork work = twoBlocks();

@@ -180,6 +180,34 @@ TEST(EstimateStep, IdleStagesLeaveTheirCoresToTheBusyOnes) {
   EXPECT_NEAR(estimateStep(work, config, hw).stepSeconds, 4 * 10e9 / 50e9, 1e-12);
 }
 
+TEST(EstimateStep, OverlappingStagesShareTheHostsCores) {
+  HardwareProfile hw = hostProfile();
+  hw.host->cores = 2;
+  TransformerWork work;
+  work.elementBytes = 4;
+  for (int i = 0; i < 4; ++i) {
+    BlockWork block;
+    block.compute.add(OpClass::Gemm, 10e9, 0);
+    work.blocks.push_back(block);
+  }
+  Configuration config;
+  config.meshOrder = MeshLayout::defaultOrder();
+  config.gpusPerNode = 4;
+  config.branchCalls = 2;
+  double send = 20e-6; // empty cuts and latents: the send/recv latency
+  // pp 4, two calls: a whole core per busy rank, per-call stage time 0.1 s;
+  // the pipeline (4 + 1 stage times) is longer than the cores' share of the
+  // work (8 stage-calls of 0.1 s on 2 cores); 7 sends (3 cuts per call,
+  // the latents once).
+  config.degrees[Axis::PP] = 4;
+  EXPECT_NEAR(estimateStep(work, config, hw).stepSeconds, 5 * 0.1 + 7 * send, 1e-12);
+  // pp 2 x tp 2: a stage's two ranks fill both cores, so the stages cannot
+  // overlap: 2 stages x 2 calls x 2 blocks x 0.1 s of two ranks on 2 cores,
+  // not the pipeline's 3 x 0.2 s.
+  config.degrees[Axis::PP] = 2, config.degrees[Axis::TP] = 2;
+  EXPECT_NEAR(estimateStep(work, config, hw).stepSeconds, 0.8 + 3 * send, 1e-12);
+}
+
 // --- the profile's "host" section ---
 
 json hostSection() {
