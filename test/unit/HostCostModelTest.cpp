@@ -156,9 +156,8 @@ TEST(BusyRanks, PipelineStagesTakeTurns) {
   EXPECT_EQ(busyRanksPerNode(d, order, 4), 4);
 }
 
-TEST(EstimateStep, IdleStagesLeaveTheirCoresToTheBusyOnes) {
-  HardwareProfile hw = hostProfile();
-  hw.host->cores = 2;
+/// Four blocks of 10 GFLOP of GEMM, on four ranks of a 2-core host.
+TransformerWork fourBlocks() {
   TransformerWork work;
   work.elementBytes = 4;
   for (int i = 0; i < 4; ++i) {
@@ -166,9 +165,21 @@ TEST(EstimateStep, IdleStagesLeaveTheirCoresToTheBusyOnes) {
     block.compute.add(OpClass::Gemm, 10e9, 0);
     work.blocks.push_back(block);
   }
+  return work;
+}
+
+Configuration fourRanksPerNode() {
   Configuration config;
   config.meshOrder = MeshLayout::defaultOrder();
   config.gpusPerNode = 4;
+  return config;
+}
+
+TEST(EstimateStep, IdleStagesLeaveTheirCoresToTheBusyOnes) {
+  HardwareProfile hw = hostProfile();
+  hw.host->cores = 2;
+  TransformerWork work = fourBlocks();
+  Configuration config = fourRanksPerNode();
   // pp 4 on 2 cores: one thread each, one stage computing at a time, so a
   // whole core each (100 GFLOP/s); 4 blocks in turn, and 4 empty sends
   // (3 cuts, the latents back) at the send/recv latency.
@@ -183,16 +194,8 @@ TEST(EstimateStep, IdleStagesLeaveTheirCoresToTheBusyOnes) {
 TEST(EstimateStep, OverlappingStagesShareTheHostsCores) {
   HardwareProfile hw = hostProfile();
   hw.host->cores = 2;
-  TransformerWork work;
-  work.elementBytes = 4;
-  for (int i = 0; i < 4; ++i) {
-    BlockWork block;
-    block.compute.add(OpClass::Gemm, 10e9, 0);
-    work.blocks.push_back(block);
-  }
-  Configuration config;
-  config.meshOrder = MeshLayout::defaultOrder();
-  config.gpusPerNode = 4;
+  TransformerWork work = fourBlocks();
+  Configuration config = fourRanksPerNode();
   config.branchCalls = 2;
   double send = 20e-6; // empty cuts and latents: the send/recv latency
   // pp 4, two calls: a whole core per busy rank, per-call stage time 0.1 s;
