@@ -329,6 +329,21 @@ static std::vector<int64_t> ranksOnThisHost(int64_t rank, int64_t worldSize) {
   return ranks;
 }
 
+int64_t planDefaultThreads(const Manifest &m, int64_t rank) {
+  std::vector<int64_t> host = ranksOnThisHost(rank, m.worldSize());
+  // The ranks of this rank's pipeline stage: those that differ from it on
+  // any axis but pp. Without a pp axis, every rank.
+  std::vector<std::string> notPP;
+  for (const Axis &axis : m.axes)
+    if (axis.name != "pp")
+      notPP.push_back(axis.name);
+  std::vector<int64_t> stage = m.groupOf(rank, notPP);
+  int64_t busy = 0;
+  for (int64_t r : host)
+    busy += std::count(stage.begin(), stage.end(), r) ? 1 : 0;
+  return std::max<int64_t>(1, usableCores() / std::max<int64_t>(1, busy));
+}
+
 void validateBeforeRendezvous(const RunOptions &options) {
   // load() checks every program of a full plan folder; --nproc on a bundle
   // is refused here, naming the first rank whose program it lacks.
@@ -584,6 +599,8 @@ void runRank(const RunOptions &options) {
   const Manifest &m = loaded.manifest;
   int64_t rank = options.rank;
   checkMemory(options, loaded, ranksOnThisHost(rank, m.worldSize()));
+  if (options.threads <= 0)
+    threads = configureThreads(planDefaultThreads(m, rank));
   std::vector<const Program *> own;
   for (const Program &p : loaded.programs)
     own.push_back(&p);

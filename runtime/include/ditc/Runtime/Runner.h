@@ -48,6 +48,14 @@ int64_t usableCores();
 /// 1. Throws BadInput for a LOCAL_WORLD_SIZE that is not a count.
 int64_t defaultThreads();
 
+/// The default once the plan is read: the cores this process may use over
+/// the ranks of its host that compute at once, at least 1. A step's
+/// pipeline stages take the request in turn, so those are the host's ranks
+/// of this rank's stage (every rank on the host without pp): two pp2 ranks
+/// on a 2-core host get two threads each, and the stage that computes
+/// uses both cores while the other waits (docs/runtime.md, "Threads").
+int64_t planDefaultThreads(const Manifest &manifest, int64_t rank);
+
 /// Sets this process's threads: `requested` (or defaultThreads() for 0)
 /// intra-op threads, one inter-op thread and one OpenBLAS thread. The
 /// results do not depend on the count (Kernels.h). Returns the count.
