@@ -121,7 +121,7 @@ struct Transfer {
   at::Tensor received;
   std::function<at::Tensor(const at::Tensor &)> complete;
   Clock::time_point started;
-  double startSeconds = 0; // the caller's time inside the start call
+  Clock::time_point startReturned; // the caller left the start call
   std::future<Clock::time_point> done;
 };
 
@@ -545,8 +545,7 @@ int Communicator::start(std::unique_ptr<Transfer> transfer) {
       wait();
     return Clock::now();
   });
-  transfer->startSeconds =
-      std::chrono::duration<double>(Clock::now() - transfer->started).count();
+  transfer->startReturned = Clock::now();
   int handle = nextHandle++;
   pending[handle] = std::move(transfer);
   return handle;
@@ -567,9 +566,15 @@ at::Tensor Communicator::finish(std::unique_ptr<Transfer> transfer) {
   Clock::time_point end = Clock::now();
   // In flight from the start until the data arrived, and while the caller
   // assembles the result after its wait.
+  // The caller's time inside start is in flight too: a small transfer can
+  // complete before the thread that stamps it is even launched, and the raw
+  // time must still cover every exposed moment.
+  completed = std::max(completed, transfer->startReturned);
   const std::string &key = transfer->group->key;
   ledger.add(key, transfer->started, completed,
-             transfer->startSeconds +
+             std::chrono::duration<double>(transfer->startReturned -
+                                           transfer->started)
+                     .count() +
                  std::chrono::duration<double>(end - waitStart).count());
   ledger.add(key, std::max(waitStart, completed), end, 0);
   return result;
