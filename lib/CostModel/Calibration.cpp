@@ -110,7 +110,7 @@ CalibratedProfile profileFromCalibration(const std::string &text,
   auto &src = out.sources;
   p.name = name;
   p.description = "CPU host " + host + " (" + std::to_string(cores) +
-                  " cores), dit-run ranks on gloo over loopback, " + measured;
+                  " cores), dit-run ranks on one host, " + measured;
   p.host.emplace();
   p.host->cores = cores;
   src["host.cores"] = measured + ": the CPUs this process may run on";
@@ -208,7 +208,7 @@ CalibratedProfile profileFromCalibration(const std::string &text,
     double error = 0;
     LinkClass link = fitCollective(kind, it->second, &error);
     p.host->collectives[kind] = link;
-    std::string how = measured + ": gloo " + collectiveKindName(kind) +
+    std::string how = measured + ": dit-run's " + collectiveKindName(kind) +
                       " between local ranks, alpha and beta fitted to its "
                       "formula over " + std::to_string(it->second.size()) +
                       " timings (sizes and rank counts), worst fit error " +

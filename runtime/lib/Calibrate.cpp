@@ -2,6 +2,7 @@
 #include "ditc/Runtime/Calibrate.h"
 
 #include "ditc/Runtime/Communicator.h"
+#include "ditc/Runtime/HostReduce.h"
 #include "ditc/Runtime/Kernels.h"
 #include "ditc/Runtime/Runner.h"
 
@@ -104,8 +105,9 @@ std::string calibrationMethod() {
          "1024 and 1024 tokens (q/k/v/o 1024x1024, FFN 1024->4096->1024), "
          "attention is headAttention over 1024 tokens and 16 heads of 64, "
          "elementwise is a float32 add over 16M elements; each the median of "
-         "3 rounds after a warm-up. Collectives are gloo (one thread, "
-         "loopback) between local ranks started like dit-run --nproc, each "
+         "3 rounds after a warm-up. Collectives are dit-run's between local "
+         "ranks started like dit-run --nproc: all_reduce in shared memory "
+         "(HostReduce), the others gloo (one thread, loopback), each "
          "the median of its repetitions at 4 KiB, 64 KiB, 512 KiB and 4 MiB "
          "per rank; send_recv is half a ping-pong round trip";
 }
@@ -149,6 +151,34 @@ measureCollectives(const std::vector<int64_t> &sizes,
                      ": building the gloo group failed: " + firstLine(error));
   }
   configureThreads(0);
+  // all_reduce as dit-run runs it between ranks of one host: in shared
+  // memory, where the ranks agree to (HostReduce.h).
+  std::vector<int64_t> ranks;
+  for (int64_t r = 0; r < world; ++r)
+    ranks.push_back(r);
+  std::string refusal;
+  std::unique_ptr<HostReduce> hostReduce;
+  try {
+    hostReduce = HostReduce::setUp(
+        rank, ranks, "calibrate",
+        [&](const std::vector<int64_t> &mine) {
+          at::Tensor in = at::tensor(mine, at::kLong);
+          std::vector<std::vector<at::Tensor>> out(1);
+          for (int64_t r = 0; r < world; ++r)
+            out[0].push_back(at::empty_like(in));
+          std::vector<at::Tensor> inputs{in};
+          pg->allgather(out, inputs)->wait(timeout);
+          std::vector<int64_t> all;
+          for (const at::Tensor &t : out[0])
+            all.insert(all.end(), t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel());
+          return all;
+        },
+        refusal);
+  } catch (const std::exception &error) {
+    throw RunFailure("rank " + std::to_string(rank) +
+                     ": setting up the shared-memory all_reduce failed: " +
+                     firstLine(error));
+  }
   std::vector<CollectiveSample> samples;
   auto time = [&](const std::string &kind, int64_t bytes,
                   const std::function<void()> &op) {
@@ -170,6 +200,10 @@ measureCollectives(const std::vector<int64_t> &sizes,
       int64_t n = bytes / 4;
       at::Tensor x = at::ones({n}, at::kFloat);
       time("all_reduce", bytes, [&] {
+        if (hostReduce) {
+          hostReduce->sumInPlace(x, timeout);
+          return;
+        }
         std::vector<at::Tensor> t{x};
         pg->allreduce(t)->wait(timeout);
       });

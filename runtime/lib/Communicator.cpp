@@ -1,5 +1,6 @@
 //===- Communicator.cpp - rendezvous, agreement and collectives -----------===//
 #include "ditc/Runtime/Communicator.h"
+#include "ditc/Runtime/HostReduce.h"
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -68,6 +69,11 @@ public:
   std::string key;
   std::vector<int64_t> members;
   int64_t index;
+  /// The shared-memory all-reduce of members on one host, set up at the
+  /// group's first all-reduce that it can take (HostReduce.h).
+  std::unique_ptr<HostReduce> hostReduce;
+  bool hostReduceDecided = false;
+  std::string hostReduceRefusal; // why not, when decided against
 };
 
 template <typename PG> class C10dGroup : public Group {
@@ -439,11 +445,40 @@ at::Tensor Communicator::allReduce(const at::Tensor &x,
   if (buffer.data_ptr() == x.data_ptr())
     buffer = buffer.clone();
   try {
-    group.allreduce(buffer)();
+    if (HostReduce *local = hostReducer(group, buffer))
+      local->sumInPlace(buffer, options.timeout);
+    else
+      group.allreduce(buffer)();
   } catch (const std::exception &error) {
     fail(what, group, error);
   }
   return buffer.to(x.scalar_type());
+}
+
+HostReduce *Communicator::hostReducer(Group &group, const at::Tensor &buffer) {
+  if (options.backend != Backend::Gloo || !HostReduce::handles(buffer))
+    return nullptr;
+  if (!group.hostReduceDecided) {
+    // Every member reaches this at the same all-reduce (the same plan, the
+    // same dtype), so the set-up's collectives line up.
+    group.hostReduceDecided = true;
+    auto allGather = [&group](const std::vector<int64_t> &mine) {
+      at::Tensor in = at::tensor(mine, at::kLong);
+      std::vector<at::Tensor> out;
+      for (size_t m = 0; m < group.members.size(); ++m)
+        out.push_back(at::empty_like(in));
+      group.allgather(out, in);
+      std::vector<int64_t> all;
+      for (const at::Tensor &t : out)
+        all.insert(all.end(), t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel());
+      return all;
+    };
+    group.hostReduce =
+        HostReduce::setUp(group.index, group.members,
+                          group.key + "-" + std::to_string(group.members.front()),
+                          allGather, group.hostReduceRefusal);
+  }
+  return group.hostReduce.get();
 }
 
 at::Tensor Communicator::allGather(const at::Tensor &x,
@@ -540,11 +575,18 @@ int Communicator::start(std::unique_ptr<Transfer> transfer) {
   // A thread per transfer waits for its pieces and stamps their completion,
   // so the raw time ends when the data arrived, not when the caller came
   // back for it. Its failure surfaces in finish.
-  transfer->done = std::async(std::launch::async, [waits = transfer->waits]() {
-    for (const Wait &wait : waits)
-      wait();
-    return Clock::now();
-  });
+  if (transfer->waits.empty()) {
+    // Complete already (a shared-memory all-reduce): nothing to wait for.
+    std::promise<Clock::time_point> completed;
+    completed.set_value(Clock::now());
+    transfer->done = completed.get_future();
+  } else {
+    transfer->done = std::async(std::launch::async, [waits = transfer->waits]() {
+      for (const Wait &wait : waits)
+        wait();
+      return Clock::now();
+    });
+  }
   transfer->startReturned = Clock::now();
   int handle = nextHandle++;
   pending[handle] = std::move(transfer);
@@ -669,7 +711,12 @@ int Communicator::startAllReduce(const at::Tensor &x,
       return t.to(dtype);
     };
   try {
-    transfer->waits.push_back(group.allreduce(buffer));
+    // Through shared memory the members sum as they arrive: the transfer
+    // is complete when the start returns.
+    if (HostReduce *local = hostReducer(group, buffer))
+      local->sumInPlace(buffer, options.timeout);
+    else
+      transfer->waits.push_back(group.allreduce(buffer));
   } catch (const std::exception &error) {
     fail(what, group, error);
   }
@@ -761,5 +808,14 @@ Communicator::collectOnRankZero(const std::string &name,
 }
 
 std::map<std::string, CommTime> Communicator::takeCommTimes() { return ledger.take(); }
+
+std::map<std::string, std::string> Communicator::allReduceTransports() const {
+  std::map<std::string, std::string> transports;
+  for (const auto &[key, group] : groups)
+    if (group->hostReduceDecided)
+      transports[key] = group->hostReduce ? "shared memory"
+                                          : "gloo: " + group->hostReduceRefusal;
+  return transports;
+}
 
 } // namespace ditc::runtime

@@ -806,7 +806,10 @@ void runRank(const RunOptions &options) {
                              {"requests", loaded.requests.size()},
                              {"dtype", options.bfloat16 ? "bfloat16" : "float32"},
                              {"setup_ms", setupMs},
-                             {"threads", threads}};
+                             {"threads", threads},
+                             // How rank 0's groups all-reduce: in shared
+                             // memory or through gloo, and why (HostReduce.h).
+                             {"all_reduce_transport", comm.allReduceTransports()}};
     // The schedule as run: the scheduler's sigma table and, per step, its
     // timestep (the transformer's timestep input).
     nlohmann::json scheduleJson = {{"scheduler", schedule.scheduler},

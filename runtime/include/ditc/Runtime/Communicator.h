@@ -47,6 +47,7 @@ struct Vote {
 };
 
 class Group;
+class HostReduce;
 struct Transfer;
 
 /// Communication time of one axis key: `rawSeconds` while some collective
@@ -144,8 +145,16 @@ public:
   /// "ulysses+ring") since the last call; resets the counters.
   std::map<std::string, CommTime> takeCommTimes();
 
+  /// How each of this rank's groups that has all-reduced does it: "shared
+  /// memory" (HostReduce.h), or "gloo: " and why not, decided at the
+  /// group's first all-reduce.
+  std::map<std::string, std::string> allReduceTransports() const;
+
 private:
   Group &groupFor(const std::vector<std::string> &axes);
+  /// The group's shared-memory all-reduce for `buffer`, set up at its first
+  /// use; nullptr when `buffer` goes through the backend.
+  HostReduce *hostReducer(Group &group, const at::Tensor &buffer);
   [[noreturn]] void fail(const std::string &what, const Group &group,
                          const std::exception &error);
 

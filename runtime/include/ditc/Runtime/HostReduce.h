@@ -1,0 +1,79 @@
+//===- HostReduce.h - all-reduce through shared memory on one host -*- C++ -*-===//
+//
+// gloo reduces through TCP on loopback, which on a CPU host costs more than
+// the sum itself: each message crosses the kernel twice and needs gloo's
+// own thread, which finds no free core while the ranks compute. Ranks that
+// share a host can sum through memory they all map instead. HostReduce is
+// that path: every member maps every member's segment, copies its tensor
+// in piece by piece, sums its own slice of each piece in member order, and
+// copies the whole sum back out, with two barriers per piece on counters in
+// the segments. The sum of an element is the same float operations in the
+// same order however the tensor is cut, so a tensor reduced whole or in
+// row chunks gives the same bytes.
+//
+// Whether a group uses it is decided by all its members together, over the
+// group's own gloo collectives: all on one host (hostname, boot id and
+// mount namespace), none refusing it (DITC_HOST_REDUCE=0), every segment
+// created and mapped. Otherwise every member keeps gloo.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DITC_RUNTIME_HOSTREDUCE_H
+#define DITC_RUNTIME_HOSTREDUCE_H
+
+#include <ATen/ATen.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ditc::runtime {
+
+class HostReduce {
+public:
+  /// All-gathers `mine` (the same length on every member) over the group,
+  /// in member order: a collective of the group's own backend.
+  using AllGather = std::function<std::vector<int64_t>(const std::vector<int64_t> &)>;
+
+  /// A collective of the group: returns the reducer on every member, or
+  /// nullptr on every member, with the reason in `why`. `ranks` are the
+  /// members' ranks, in member order, for messages; `tag` names the group
+  /// in the segments' names.
+  static std::unique_ptr<HostReduce> setUp(int64_t index,
+                                           const std::vector<int64_t> &ranks,
+                                           const std::string &tag,
+                                           const AllGather &allGather,
+                                           std::string &why);
+  ~HostReduce();
+
+  /// float32 and float64 contiguous CPU tensors: everything else goes
+  /// through the backend.
+  static bool handles(const at::Tensor &x);
+
+  /// Replaces `x` with the sum of every member's `x`. Throws
+  /// std::runtime_error when a member has died or the wait outlived
+  /// `timeout`, naming its rank and process.
+  void sumInPlace(at::Tensor &x, std::chrono::milliseconds timeout);
+
+  struct Segment;
+
+private:
+  HostReduce(int64_t index, std::vector<int64_t> ranks, std::vector<int64_t> pids);
+  std::string describe(size_t member) const;
+  void barrier(std::chrono::steady_clock::time_point deadline,
+               std::chrono::milliseconds timeout);
+  /// Sums this member's slice of the piece of `count` elements in `slot`.
+  template <typename T> void sumSlice(int64_t count, int slot);
+
+  int64_t index;
+  std::vector<int64_t> ranks, pids;
+  std::vector<std::unique_ptr<Segment>> segments; // member order; ours at index
+  uint32_t generation = 0;                        // barriers passed
+  uint64_t pieces = 0;                            // pieces summed: picks the slot
+};
+
+} // namespace ditc::runtime
+
+#endif // DITC_RUNTIME_HOSTREDUCE_H
