@@ -74,8 +74,8 @@ double collectiveBytesSent(CollectiveKind kind, double bytes, int64_t n) {
   return 0;
 }
 
-int64_t threadsPerRank(const HostRates &host, int64_t ranksOnHost) {
-  return std::max<int64_t>(1, host.cores / std::max<int64_t>(1, ranksOnHost));
+int64_t threadsPerRank(const HostRates &host, int64_t stageRanksOnHost) {
+  return std::max<int64_t>(1, host.cores / std::max<int64_t>(1, stageRanksOnHost));
 }
 
 double hostRate(const std::map<int64_t, double> &byThreads, int64_t threads) {
@@ -100,8 +100,8 @@ AchievedRates achievedRates(const HardwareProfile &hw, bool bf16,
   // both; more threads than cores share them.
   const HostRates &host = *hw.host;
   int64_t ranks = std::max<int64_t>(1, ranksOnHost);
-  int64_t threads = threadsPerRank(host, ranks);
   int64_t busy = busyRanksOnHost > 0 ? std::min(busyRanksOnHost, ranks) : ranks;
+  int64_t threads = threadsPerRank(host, busy);
   double share = std::min(1.0, double(host.cores) / double(busy * threads));
   double gemm = hostRate(host.gemmFlops, threads) * share;
   out.flops = {gemm, hostRate(host.attentionFlops, threads) * share, gemm};
@@ -403,11 +403,9 @@ public:
   /// thread-seconds they are at full speed, over the cores.
   double hostBound(double stageCompute) const {
     const HostRates &host = *hw.host;
-    int64_t ranks = std::max<int64_t>(1, std::min(config.degrees.worldSize(),
-                                                  config.gpusPerNode));
     int64_t busy = busyRanksPerNode(config.degrees, config.meshOrder,
                                     config.gpusPerNode);
-    int64_t threads = threadsPerRank(host, ranks);
+    int64_t threads = threadsPerRank(host, busy);
     double share =
         std::min(1.0, double(host.cores) / double(std::max<int64_t>(1, busy) * threads));
     return stageCompute * share * double(busy * threads) / double(host.cores);

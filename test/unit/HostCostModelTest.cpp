@@ -180,12 +180,13 @@ TEST(EstimateStep, IdleStagesLeaveTheirCoresToTheBusyOnes) {
   hw.host->cores = 2;
   TransformerWork work = fourBlocks();
   Configuration config = fourRanksPerNode();
-  // pp 4 on 2 cores: one thread each, one stage computing at a time, so a
-  // whole core each (100 GFLOP/s); 4 blocks in turn, and 4 empty sends
-  // (3 cuts, the latents back) at the send/recv latency.
+  // pp 4 on 2 cores: one stage computes at a time, so each rank gets both
+  // cores' threads, as dit-run's default gives them (180 GFLOP/s); 4 blocks
+  // in turn, and 4 empty sends (3 cuts, the latents back) at the send/recv
+  // latency.
   config.degrees[Axis::PP] = 4;
   EXPECT_NEAR(estimateStep(work, config, hw).stepSeconds,
-              4 * 10e9 / 100e9 + 4 * 20e-6, 1e-12);
+              4 * 10e9 / 180e9 + 4 * 20e-6, 1e-12);
   // dp 4 on 2 cores: four ranks at once, half a core each.
   config.degrees[Axis::PP] = 1, config.degrees[Axis::DP] = 4;
   EXPECT_NEAR(estimateStep(work, config, hw).stepSeconds, 4 * 10e9 / 50e9, 1e-12);
@@ -198,12 +199,14 @@ TEST(EstimateStep, OverlappingStagesShareTheHostsCores) {
   Configuration config = fourRanksPerNode();
   config.branchCalls = 2;
   double send = 20e-6; // empty cuts and latents: the send/recv latency
-  // pp 4, two calls: a whole core per busy rank, per-call stage time 0.1 s;
-  // the pipeline (4 + 1 stage times) is longer than the cores' share of the
-  // work (8 stage-calls of 0.1 s on 2 cores); 7 sends (3 cuts per call,
-  // the latents once).
+  // pp 4, two calls: two threads per rank (one stage's ranks on the host),
+  // per-call stage time 10/180 s; the pipeline would take 4 + 1 stage
+  // times, but while two stages overlap their four threads share 2 cores,
+  // so the cores' share of the work (8 stage-calls of two threads on 2
+  // cores) bounds the step; 7 sends (3 cuts per call, the latents once).
   config.degrees[Axis::PP] = 4;
-  EXPECT_NEAR(estimateStep(work, config, hw).stepSeconds, 5 * 0.1 + 7 * send, 1e-12);
+  EXPECT_NEAR(estimateStep(work, config, hw).stepSeconds,
+              8 * 10e9 / 180e9 + 7 * send, 1e-12);
   // pp 2 x tp 2: a stage's two ranks fill both cores, so the stages cannot
   // overlap: 2 stages x 2 calls x 2 blocks x 0.1 s of two ranks on 2 cores,
   // not the pipeline's 3 x 0.2 s.

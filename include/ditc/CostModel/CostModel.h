@@ -67,9 +67,11 @@ struct AchievedRates {
   double bandwidth = 0;
 };
 
-/// Intra-op threads dit-run gives each of `ranksOnHost` ranks by default:
-/// max(1, cores / ranksOnHost).
-int64_t threadsPerRank(const HostRates &host, int64_t ranksOnHost);
+/// Intra-op threads dit-run gives a rank by default when the host holds
+/// `stageRanksOnHost` ranks of its pipeline stage (all its ranks without
+/// pp): max(1, cores / stageRanksOnHost). Stages take turns, so a stage's
+/// ranks may use the cores the others wait on (planDefaultThreads).
+int64_t threadsPerRank(const HostRates &host, int64_t stageRanksOnHost);
 
 /// A host rate (by thread count) at `threads`: the measured one, or past
 /// the largest measured count, that one scaled by threads / count.
@@ -77,9 +79,9 @@ double hostRate(const std::map<int64_t, double> &byThreads, int64_t threads);
 
 /// Without a host section: each class's peak times its efficiency, and the
 /// memory bandwidth times the elementwise efficiency. With one, the rates
-/// measured at threadsPerRank(ranksOnHost), times the share of a core each
-/// thread gets when the threads of the ranks that compute at once
-/// (`busyRanksOnHost`, all of them unless pipeline stages take turns)
+/// measured at threadsPerRank of the ranks that compute at once
+/// (`busyRanksOnHost`, all `ranksOnHost` unless pipeline stages take
+/// turns), times the share of a core each thread gets when those threads
 /// outnumber the cores: they time-share them.
 AchievedRates achievedRates(const HardwareProfile &hw, bool bf16,
                             int64_t ranksOnHost, int64_t busyRanksOnHost = 0);
