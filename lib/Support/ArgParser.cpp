@@ -53,6 +53,13 @@ void ArgParser::parse(const std::vector<std::string> &args) {
   }
 }
 
+bool ArgParser::asksForHelp(const std::vector<std::string> &args) {
+  for (const std::string &arg : args)
+    if (arg == "-h" || arg == "--help")
+      return true;
+  return false;
+}
+
 std::optional<std::string> ArgParser::get(const std::string &flag) const {
   auto it = values.find(flag);
   if (it == values.end())

@@ -574,7 +574,10 @@ static std::unique_ptr<Transfer> newTransfer(Group &group, std::string what) {
 int Communicator::start(std::unique_ptr<Transfer> transfer) {
   // A thread per transfer waits for its pieces and stamps their completion,
   // so the raw time ends when the data arrived, not when the caller came
-  // back for it. Its failure surfaces in finish.
+  // back for it. Its failure surfaces in finish. Not one shared waiting
+  // thread: it would wait in start order, so a send's finish could block
+  // behind a receive whose data the peer sends only after this rank goes
+  // on (a pipeline stage's next micro-batch), a deadlock.
   if (transfer->waits.empty()) {
     // Complete already (a shared-memory all-reduce): nothing to wait for.
     std::promise<Clock::time_point> completed;

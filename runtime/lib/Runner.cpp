@@ -309,17 +309,18 @@ static void checkMemory(const RunOptions &options, const LoadedRank &loaded,
 /// The ranks that share this rank's host: torchrun numbers a node's ranks
 /// contiguously, LOCAL_RANK from the first, LOCAL_WORLD_SIZE of them (as
 /// --nproc does). Without those variables, or with values that do not fit
-/// the plan, the rank alone.
+/// the plan, the rank alone; a value that is not a number is bad input.
 static std::vector<int64_t> ranksOnThisHost(int64_t rank, int64_t worldSize) {
-  auto env = [](const char *name) -> int64_t {
+  auto env = [](const char *name, const char *what, int64_t min) -> int64_t {
     const char *text = std::getenv(name);
     if (!text || !*text)
       return -1;
-    char *end = nullptr;
-    long long value = std::strtoll(text, &end, 10);
-    return *end == 0 && value >= 0 && value <= (1 << 20) ? value : -1;
+    return parseIntegerFlag("environment variable " + std::string(name) + " (" +
+                                what + ")",
+                            text, min, 1 << 20);
   };
-  int64_t localRank = env("LOCAL_RANK"), localSize = env("LOCAL_WORLD_SIZE");
+  int64_t localRank = env("LOCAL_RANK", "this rank's index on its host", 0);
+  int64_t localSize = env("LOCAL_WORLD_SIZE", "ranks on this host", 1);
   if (localRank < 0 || localSize < 1 || localRank >= localSize ||
       localRank > rank || rank - localRank + localSize > worldSize)
     return {rank};
@@ -541,6 +542,16 @@ int64_t defaultThreads() {
   return std::max<int64_t>(1, usableCores() / local);
 }
 
+bool setPassiveWait() {
+  return !std::getenv("OMP_WAIT_POLICY") &&
+         ::setenv("OMP_WAIT_POLICY", "PASSIVE", 1) == 0;
+}
+
+void restartForPassiveWait(char **argv) {
+  if (setPassiveWait())
+    ::execv("/proc/self/exe", argv);
+}
+
 int64_t configureThreads(int64_t requested) {
   int64_t threads = requested > 0 ? requested : defaultThreads();
   // One pool per rank: ATen's intra-op threads run everything, the GEMM
@@ -590,7 +601,6 @@ static void printOpProfile(int64_t rank, const std::string &program, int64_t ste
 
 void runRank(const RunOptions &options) {
   Clock::time_point start = Clock::now();
-  int64_t threads = configureThreads(options.threads);
   // The memory breakdown of --report: before the plan, and once the
   // parameters are in place (before the first step).
   ResidentMemory residentStart = residentMemory(), residentReady;
@@ -599,8 +609,10 @@ void runRank(const RunOptions &options) {
   const Manifest &m = loaded.manifest;
   int64_t rank = options.rank;
   checkMemory(options, loaded, ranksOnThisHost(rank, m.worldSize()));
-  if (options.threads <= 0)
-    threads = configureThreads(planDefaultThreads(m, rank));
+  // Threads once the plan says which ranks share this host's cores; nothing
+  // before this point computes.
+  int64_t threads = configureThreads(
+      options.threads > 0 ? options.threads : planDefaultThreads(m, rank));
   std::vector<const Program *> own;
   for (const Program &p : loaded.programs)
     own.push_back(&p);

@@ -80,16 +80,12 @@ static std::string hostName() {
 
 int main(int argc, char **argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  for (const std::string &arg : args)
-    if (arg == "--help" || arg == "-h") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-  // As dit-run: libgomp reads OMP_WAIT_POLICY as it loads, and dit-run's
-  // ranks run PASSIVE, so the kernels are timed the way they run there.
-  if (!std::getenv("OMP_WAIT_POLICY") &&
-      ::setenv("OMP_WAIT_POLICY", "PASSIVE", 1) == 0)
-    ::execv("/proc/self/exe", argv);
+  if (ArgParser::asksForHelp(args)) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  // dit-run's ranks run PASSIVE, so the kernels are timed as they run there.
+  restartForPassiveWait(argv);
   try {
     ArgParser parser("dit-calibrate");
     for (const char *flag : {"--output", "--threads", "--ranks", "--round-seconds",

@@ -78,25 +78,12 @@ static int64_t envInt(const char *name, int64_t min, int64_t max) {
                           requireEnv(name), min, max);
 }
 
-// libgomp reads OMP_WAIT_POLICY once, as it loads, before main. By default
-// an idle worker spins after every parallel region; where other ranks or
-// processes share the cores, the spinning worker holds the core its peer
-// needs, and a step can take ten times longer (docs/runtime.md, "Threads").
-// So a rank runs with PASSIVE unless the variable is set: the --nproc
-// launcher sets it for its ranks, and a rank started otherwise starts
-// itself again, once, with it set.
-static bool setPassiveWait() {
-  return !std::getenv("OMP_WAIT_POLICY") &&
-         ::setenv("OMP_WAIT_POLICY", "PASSIVE", 1) == 0;
-}
-
 int main(int argc, char **argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  for (const std::string &arg : args)
-    if (arg == "--help" || arg == "-h") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
+  if (ArgParser::asksForHelp(args)) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
   int64_t rank = -1;
   try {
     ArgParser parser("dit-run");
@@ -168,12 +155,11 @@ int main(int argc, char **argv) {
         rankArgs.push_back(args[i]);
       }
       std::fflush(stdout);
-      setPassiveWait();
+      setPassiveWait(); // for the ranks it starts (Runner.h)
       return launchLocalRanks(int(*nproc), rankArgs, options.rendezvous.timeout);
     }
 
-    if (setPassiveWait())
-      ::execv("/proc/self/exe", argv); // on failure, go on spinning
+    restartForPassiveWait(argv);
     rank = envInt("RANK", 0, 1 << 20);
     options.rank = rank;
     options.worldSize = envInt("WORLD_SIZE", 1, 1 << 20);

@@ -1006,14 +1006,6 @@ std::string topLevelUsage() {
                  "--format json,\nevery error is a JSON object on stdout.\n";
 }
 
-/// -h or --help anywhere after the command asks for its usage, whatever
-/// else is on the line (as dit-run does).
-bool asksForHelp(const std::vector<std::string> &args) {
-  return std::any_of(args.begin(), args.end(), [](const std::string &arg) {
-    return arg == "-h" || arg == "--help";
-  });
-}
-
 /// Prints a failure: as JSON on stdout in JSON mode, else as one line on
 /// stderr ("ditc: error: ..." for bad input).
 void reportFailure(bool json, const std::string &kind,
@@ -1057,7 +1049,7 @@ int main(int argc, char **argv) {
                      nearestAndKnown(name, names, "known") +
                      " (see ditc --help)");
     }
-    if (helpCommand || asksForHelp(args)) {
+    if (helpCommand || ArgParser::asksForHelp(args)) {
       std::cout << command->usage();
       return 0;
     }

@@ -46,6 +46,10 @@ public:
   /// Requires exactly `count` positional arguments named by `what`.
   void expectPositionals(size_t count, const std::string &what) const;
 
+  /// -h or --help anywhere on the line asks for the usage, whatever else
+  /// is there (so a user with a half-right command line still gets it).
+  static bool asksForHelp(const std::vector<std::string> &args);
+
 private:
   std::string command;
   std::set<std::string> options, switches;

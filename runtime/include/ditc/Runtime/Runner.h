@@ -61,6 +61,21 @@ int64_t planDefaultThreads(const Manifest &manifest, int64_t rank);
 /// results do not depend on the count (Kernels.h). Returns the count.
 int64_t configureThreads(int64_t requested);
 
+/// libgomp reads OMP_WAIT_POLICY once, as it loads, before main. By
+/// default an idle worker spins after every parallel region; where other
+/// ranks or processes share the cores, the spinning worker holds the core
+/// its peer needs, and a step can take ten times longer (docs/runtime.md,
+/// "Threads"). So the runtime's processes run with PASSIVE unless the
+/// variable is set. Sets it when unset and returns true: children started
+/// from here on see it, and this process must start itself again
+/// (restartForPassiveWait) for its own libgomp to.
+bool setPassiveWait();
+
+/// Sets PASSIVE when unset and starts this process again with `argv`;
+/// returns only when the variable was set already or the restart failed
+/// (then the process goes on with libgomp's spinning).
+void restartForPassiveWait(char **argv);
+
 /// Runs one rank. Throws BadInput (exit 2) for bad input found before the
 /// rendezvous and RunFailure (exit 1) for anything after it.
 void runRank(const RunOptions &options);
