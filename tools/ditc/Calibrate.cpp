@@ -16,6 +16,8 @@
 #include <cstdlib>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 namespace ditc {
 
 std::string calibrateUsage() {
@@ -23,11 +25,13 @@ std::string calibrateUsage() {
                       [--threads LIST] [--ranks LIST] [--round-seconds S]
                       [--timeout SEC] [--keep-measurements RAW.json]
        ditc calibrate -o PROFILE.json --from-measurements RAW.json [--name NAME]
+       (either form also takes --format text|json)
 
 Measures this host with the runtime library (never MLIR): runs dit-calibrate,
 which times dit-run's GEMM and attention kernels and an elementwise op with
-each thread count, and gloo all-reduce, all-gather, all-to-all, ring shift
-and send/recv between local ranks at several message sizes. Fits a latency
+each thread count, and dit-run's all-reduce (shared memory), all-gather,
+all-to-all, ring shift and send/recv (gloo) between local ranks at several
+message sizes. Fits a latency
 and a bandwidth per collective kind to the cost model's own formulas, and
 writes a hardware profile with a "host" section (docs/search.md) for
 `ditc search --hardware PROFILE.json`. Every number's source says it was
@@ -47,6 +51,8 @@ flags:
   --keep-measurements RAW   also write dit-calibrate's raw measurements
   --from-measurements RAW   fit a profile to measurements written earlier
                             instead of measuring
+  --format text|json        json: one document on stdout, {"written",
+                            "name", "cores", "profile"}; errors as JSON too
 
 exit codes: 0 written, 1 the measurement failed (a rank failed, or the
             timings fit no bandwidth), 2 bad input (a flag, a file or a field)
@@ -92,9 +98,13 @@ int runCalibrate(const std::vector<std::string> &argv) {
   ArgParser args("ditc calibrate");
   for (const char *flag : {"-o", "--name", "--runtime", "--threads", "--ranks",
                            "--round-seconds", "--timeout", "--keep-measurements",
-                           "--from-measurements"})
+                           "--from-measurements", "--format"})
     args.addOption(flag);
   args.parse(argv);
+  std::string format = args.get("--format").value_or("text");
+  if (format != "text" && format != "json")
+    badFlag("--format", format,
+            "--format value '" + format + "' is not allowed; expected text or json");
   args.expectPositionals(0, "no positional arguments");
   if (!args.get("-o"))
     badFlag("-o", "", "'ditc calibrate' needs -o PROFILE.json");
@@ -146,11 +156,9 @@ int runCalibrate(const std::vector<std::string> &argv) {
     ::unlink(measurementsFile.c_str());
     if (code == 2)
       throw BadInput("dit-calibrate refused its input (its message is above)");
-    if (code != 0) {
-      std::cerr << "ditc: error: the measurement failed: " << runtime
-                << " exited with " << code << "\n";
-      return 1;
-    }
+    if (code != 0)
+      throw CalibrationFailed("the measurement failed: " + runtime + " exited with " +
+                              std::to_string(code));
     if (auto keep = args.get("--keep-measurements"))
       writeFileAtomically(*keep, measurements);
     measurementsFile = args.get("--keep-measurements").value_or("dit-calibrate's output");
@@ -163,13 +171,21 @@ int runCalibrate(const std::vector<std::string> &argv) {
       throw;
     // Fresh measurements that cannot be fitted are a failed measurement
     // (a host too busy to time), not bad input.
-    std::cerr << "ditc: error: the measurement failed: " << error.what() << "\n";
-    return 1;
+    throw CalibrationFailed(std::string("the measurement failed: ") + error.what());
   }
   std::string text = hardwareProfileToJson(calibrated.profile, calibrated.sources);
   // What ditc writes, ditc search must read back.
   parseHardwareProfiles(text, output);
   writeFileAtomically(output, text);
+  if (format == "json") {
+    nlohmann::json document = {{"written", output},
+                               {"name", name},
+                               {"cores", calibrated.profile.host->cores},
+                               {"profile", nlohmann::json::parse(text)}};
+    std::cout << document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+              << "\n";
+    return 0;
+  }
   std::cout << "wrote " << output << ": profile '" << name << "' for "
             << calibrated.profile.host->cores << " cores\n";
   return 0;

@@ -1058,6 +1058,9 @@ int main(int argc, char **argv) {
     reportFailure(asksForJson(args), "bad-input", error.what(),
                   error.location());
     return 2;
+  } catch (const CalibrationFailed &error) {
+    reportFailure(asksForJson(args), "measurement-failed", error.what());
+    return 1;
   } catch (const std::exception &error) {
     reportFailure(asksForJson(args), "internal", error.what());
     return 1;
