@@ -502,9 +502,19 @@ at::Tensor Communicator::allGather(const at::Tensor &x,
 /// index first, [n, ...chunk], and what lays the received chunks along
 /// concatDim in member order.
 static std::pair<at::Tensor, std::function<at::Tensor(const at::Tensor &)>>
-allToAllLayout(const at::Tensor &wired, int64_t n, int64_t splitDim,
-               int64_t concatDim, at::ScalarType dtype) {
-  at::Tensor in = at::stack(wired.chunk(n, splitDim), 0).contiguous();
+allToAllLayout(const at::Tensor &x, Backend backend, int64_t n, int64_t splitDim,
+               int64_t concatDim) {
+  // One copy, in the wire's dtype, from whatever strides x has (a head
+  // group's slice is not contiguous): splitting a dimension in two is
+  // always a view.
+  std::vector<int64_t> shape = x.sizes().vec();
+  shape[size_t(splitDim)] /= n;
+  shape.insert(shape.begin() + splitDim, n);
+  at::Tensor chunksFirst = x.view(shape).movedim(splitDim, 0);
+  at::Tensor in = at::empty(chunksFirst.sizes(),
+                            x.options().dtype(wireType(x.scalar_type(), backend)));
+  in.copy_(chunksFirst);
+  at::ScalarType dtype = x.scalar_type();
   return {in, [concatDim, dtype](const at::Tensor &out) {
             return at::cat(out.unbind(0), concatDim).to(dtype);
           }};
@@ -516,9 +526,9 @@ at::Tensor Communicator::allToAll(const at::Tensor &x,
                                   const std::string &what) {
   Group &group = groupFor(axes);
   CommTimer timer(ledger, group.key);
-  auto [in, complete] = allToAllLayout(wire(x, options.backend),
+  auto [in, complete] = allToAllLayout(x, options.backend,
                                        int64_t(group.members.size()), splitDim,
-                                       concatDim, x.scalar_type());
+                                       concatDim);
   at::Tensor out = at::empty_like(in);
   try {
     group.alltoall(out, in)();
@@ -687,9 +697,9 @@ int Communicator::startAllToAll(const at::Tensor &x,
                                 const std::string &what) {
   Group &group = groupFor(axes);
   std::unique_ptr<Transfer> transfer = newTransfer(group, what);
-  auto [in, complete] = allToAllLayout(wire(x, options.backend),
+  auto [in, complete] = allToAllLayout(x, options.backend,
                                        int64_t(group.members.size()), splitDim,
-                                       concatDim, x.scalar_type());
+                                       concatDim);
   transfer->received = at::empty_like(in);
   transfer->complete = std::move(complete);
   try {
