@@ -143,6 +143,12 @@ CalibratedProfile profileFromCalibration(const std::string &text,
     src[key + "gemm_flops"] = how;
     src[key + "attention_flops"] = how;
     src[key + "elementwise_bandwidth"] = how;
+    // Measurements kept before dit-calibrate timed the element-wise ops
+    // lack it; the profile then prices them by their bytes, as before.
+    if (entry.has("elementwise_elements_per_s")) {
+      p.host->elementwiseFlops[t] = positive(entry, "elementwise_elements_per_s");
+      src[key + "elementwise_flops"] = how;
+    }
     bestGemm = std::max(bestGemm, gemm);
     bestAttention = std::max(bestAttention, attention);
     bestBandwidth = std::max(bestBandwidth, bandwidth);
@@ -150,6 +156,10 @@ CalibratedProfile profileFromCalibration(const std::string &text,
   if (!p.host->gemmFlops.count(1))
     top.fail("compute", "has no entry for 1 thread; ranks that time-share "
                         "the cores are priced from it");
+  if (!p.host->elementwiseFlops.empty() &&
+      p.host->elementwiseFlops.size() != p.host->gemmFlops.size())
+    top.fail("compute", "gives elementwise_elements_per_s for some thread "
+                        "counts but not all");
 
   // The summary fields, for readers and for tools that ignore "host": the
   // best rank alone, with efficiencies relative to its GEMM rate.

@@ -104,7 +104,12 @@ AchievedRates achievedRates(const HardwareProfile &hw, bool bf16,
   int64_t threads = threadsPerRank(host, busy);
   double share = std::min(1.0, double(host.cores) / double(busy * threads));
   double gemm = hostRate(host.gemmFlops, threads) * share;
-  out.flops = {gemm, hostRate(host.attentionFlops, threads) * share, gemm};
+  // Element-wise ops at their own measured rate where the profile has one:
+  // a norm or a tanh GELU costs far more per element than its bytes say.
+  double elementwise = host.elementwiseFlops.empty()
+                           ? gemm
+                           : hostRate(host.elementwiseFlops, threads) * share;
+  out.flops = {gemm, hostRate(host.attentionFlops, threads) * share, elementwise};
   out.bandwidth = hostRate(host.elementwiseBandwidth, threads) * share;
   return out;
 }

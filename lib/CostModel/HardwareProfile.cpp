@@ -98,7 +98,12 @@ HostRates parseHost(const JsonObject &host) {
     out.attentionFlops[t] = sourcedNumber(rates, "attention_flops", 0, kMaxFlops);
     out.elementwiseBandwidth[t] =
         sourcedNumber(rates, "elementwise_bandwidth", 0, kMaxBandwidth);
+    if (rates.has("elementwise_flops"))
+      out.elementwiseFlops[t] = sourcedNumber(rates, "elementwise_flops", 0, kMaxFlops);
   }
+  if (!out.elementwiseFlops.empty() && !out.elementwiseFlops.count(1))
+    host.fail("threads", "gives elementwise_flops for some thread counts but "
+                         "not for 1; give it for every count or none");
   if (host.has("collectives")) {
     JsonObject collectives = host.getObject("collectives");
     for (auto &[key, value] : collectives.raw().items()) {
@@ -272,6 +277,9 @@ std::string hardwareProfileToJson(
           {"attention_flops", number(at + "attention_flops", rate(p.host->attentionFlops))},
           {"elementwise_bandwidth",
            number(at + "elementwise_bandwidth", rate(p.host->elementwiseBandwidth))}};
+      if (p.host->elementwiseFlops.count(t))
+        threads[std::to_string(t)]["elementwise_flops"] =
+            number(at + "elementwise_flops", rate(p.host->elementwiseFlops));
     }
     json collectives = json::object();
     for (auto &[kind, link] : p.host->collectives) {

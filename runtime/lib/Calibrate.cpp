@@ -55,6 +55,73 @@ double rate(const std::function<void()> &fn, double units, double secondsPerRoun
 // feed-forward up (4x) and down projections, and 16 heads of 64.
 constexpr int64_t kTokens = 1024, kWidth = 1024, kHidden = 4096, kHeads = 16;
 
+/// The element-wise ops of one such block as the executor runs them, in
+/// row blocks (Kernels.h) with the same ATen calls: two layer norms (the
+/// statistics in float32, then the normalization) each with its
+/// modulation, the q and k RMS norms and rotary embeddings, the tanh GELU
+/// of the feed-forward, and the two gated residual adds and the cross
+/// attention's plain one. Returns the output elements it wrote, the unit
+/// the cost model counts element-wise work in (one per output element).
+struct BlockElementwise {
+  at::Tensor x, q, k, h, scale, shift, gate, weight, cos, sin, partner;
+
+  explicit BlockElementwise(const at::TensorOptions &options) {
+    x = at::randn({1, kTokens, kWidth}, options);
+    q = at::randn({1, kTokens, kWidth}, options);
+    k = at::randn({1, kTokens, kWidth}, options);
+    h = at::randn({1, kTokens, kHidden}, options);
+    scale = at::randn({1, 1, kWidth}, options);
+    shift = at::randn({1, 1, kWidth}, options);
+    gate = at::randn({1, 1, kWidth}, options);
+    weight = at::randn({kWidth}, options);
+    int64_t d = kWidth / kHeads;
+    cos = at::randn({kTokens, 1, d}, options);
+    sin = at::randn({kTokens, 1, d}, options);
+    partner = at::arange(d, at::kLong).reshape({d / 2, 2}).flip(1).reshape({d});
+  }
+
+  double run() {
+    auto shape = x.sizes();
+    int64_t d = kWidth / kHeads;
+    for (int i = 0; i < 2; ++i) {
+      at::Tensor normed = rowBlocks(shape, x.options(), [&](const RowBlock &b, at::Tensor &out) {
+        at::Tensor xg = b.of(x).to(at::kFloat);
+        at::Tensor mean = xg.sum(-1, true) / double(kWidth);
+        at::Tensor s2 = (xg * xg).sum(-1, true);
+        out.copy_((xg - mean) / at::sqrt(s2 / double(kWidth) - mean * mean + 1e-6));
+      });
+      rowBlocks(shape, x.options(), [&](const RowBlock &b, at::Tensor &out) {
+        at::addcmul_out(out, b.batchOf(shift), b.of(normed), b.batchOf(scale));
+      });
+    }
+    for (const at::Tensor *t : {&q, &k}) {
+      at::Tensor normed = rowBlocks(shape, x.options(), [&](const RowBlock &b, at::Tensor &out) {
+        at::Tensor xg = b.of(*t).to(at::kFloat);
+        out.copy_(xg / at::sqrt((xg * xg).sum(-1, true) / double(kWidth) + 1e-6) * weight);
+      });
+      rowBlocks(shape, x.options(), [&](const RowBlock &b, at::Tensor &out) {
+        at::Tensor xh = b.of(normed).reshape({b.rows, kHeads, d});
+        at::Tensor o = out.view({b.rows, kHeads, d});
+        at::mul_out(o, xh, cos.narrow(0, b.row, b.rows));
+        o.addcmul_(xh.index_select(-1, partner), sin.narrow(0, b.row, b.rows));
+      });
+    }
+    rowBlocks(h.sizes(), h.options(), [&](const RowBlock &b, at::Tensor &out) {
+      at::gelu_out(out, b.of(h), "tanh");
+    });
+    for (int i = 0; i < 2; ++i)
+      rowBlocks(shape, x.options(), [&](const RowBlock &b, at::Tensor &out) {
+        at::addcmul_out(out, b.of(x), b.batchOf(gate), b.of(q));
+      });
+    rowBlocks(shape, x.options(), [&](const RowBlock &b, at::Tensor &out) {
+      at::add_out(out, b.of(x), b.of(k));
+    });
+    // 4 + 4 (norms and modulations, q/k norms and ropes) + 3 residual
+    // adds at the width, and the GELU at the hidden width.
+    return double(kTokens) * double(11 * kWidth + kHidden);
+  }
+};
+
 } // namespace
 
 ComputeRates measureComputeRates(int64_t threads, double secondsPerRound) {
@@ -93,6 +160,10 @@ ComputeRates measureComputeRates(int64_t threads, double secondsPerRound) {
   out.elementwiseBytesPerSecond = rate([&] { at::add_out(c, a, b); },
                                        3.0 * double(a.numel()) * 4,
                                        secondsPerRound);
+  BlockElementwise block(options);
+  double elements = block.run();
+  out.elementwiseElementsPerSecond =
+      rate([&] { block.run(); }, elements, secondsPerRound);
   return out;
 }
 
@@ -104,7 +175,10 @@ std::string calibrationMethod() {
   return "one rank's GEMMs are runtime tiledLinear on a DiT block at width "
          "1024 and 1024 tokens (q/k/v/o 1024x1024, FFN 1024->4096->1024), "
          "attention is headAttention over 1024 tokens and 16 heads of 64, "
-         "elementwise is a float32 add over 16M elements; each the median of "
+         "elementwise bandwidth is a float32 add over 16M elements, "
+         "elementwise elements/s the element-wise ops of that block as the "
+         "executor runs them (layer norms, modulations, q/k RMS norms and "
+         "rotary embeddings, tanh GELU, residual adds); each the median of "
          "3 rounds after a warm-up. Collectives are dit-run's between local "
          "ranks started like dit-run --nproc: all_reduce in shared memory "
          "(HostReduce), the others gloo (one thread, loopback), each "

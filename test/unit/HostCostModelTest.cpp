@@ -245,6 +245,39 @@ std::string hostError(const json &host) {
   return "";
 }
 
+// The element-wise rate, where a profile has one, prices the element-wise
+// FLOPs (one per output element) and round-trips; a profile that gives it
+// for some thread counts only is refused.
+TEST(HostSection, ElementwiseOpsAtTheirOwnRate) {
+  json host = hostSection();
+  auto n = [](double v) { return json{{"value", v}, {"source", "test"}}; };
+  host["threads"]["1"]["elementwise_flops"] = n(1e9);
+  host["threads"]["2"]["elementwise_flops"] = n(1.6e9);
+  HardwareProfile hw = parseHardwareProfiles(withHost(host), "p.json")[0];
+  ASSERT_TRUE(hw.host);
+  EXPECT_DOUBLE_EQ(hw.host->elementwiseFlops.at(2), 1.6e9);
+  HardwareProfile back =
+      parseHardwareProfiles(hardwareProfileToJson(hw, {}), "q")[0];
+  EXPECT_EQ(back.host->elementwiseFlops, hw.host->elementwiseFlops);
+  // One rank on 2 cores (2 threads): 1e9 elements at 1.6e9/s, not their
+  // 8e9 bytes at 1.5e10 B/s, nor at the GEMM rate.
+  AchievedRates rates = achievedRates(hw, false, 1);
+  EXPECT_DOUBLE_EQ(rates.flops[size_t(OpClass::Elementwise)], 1.6e9);
+  ComputeWork work;
+  work.add(OpClass::Elementwise, 1e9, 8e9);
+  EXPECT_DOUBLE_EQ(computeSeconds(work, hw, rates), 1e9 / 1.6e9);
+  // Without the rate, as before: the larger of the bytes and the GEMM rate.
+  HardwareProfile plain = parseHardwareProfiles(withHost(hostSection()), "p.json")[0];
+  AchievedRates old = achievedRates(plain, false, 1);
+  EXPECT_DOUBLE_EQ(old.flops[size_t(OpClass::Elementwise)], 1.8e11);
+  EXPECT_DOUBLE_EQ(computeSeconds(work, plain, old), 8e9 / 1.5e10);
+  host["threads"]["1"].erase("elementwise_flops");
+  EXPECT_NE(hostError(host).find("gives elementwise_flops for some thread counts "
+                                 "but not for 1"),
+            std::string::npos)
+      << hostError(host);
+}
+
 TEST(HostSection, ParsesAndRoundTrips) {
   HardwareProfile hw = parseHardwareProfiles(withHost(hostSection()), "p.json")[0];
   ASSERT_TRUE(hw.host);

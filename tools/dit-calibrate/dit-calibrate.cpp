@@ -136,15 +136,17 @@ int main(int argc, char **argv) {
     for (int64_t t : threads) {
       ComputeRates r = measureComputeRates(t, roundSeconds);
       std::printf("threads %lld: GEMM %.1f GFLOP/s, attention %.1f GFLOP/s, "
-                  "elementwise %.2f GB/s\n",
+                  "elementwise %.2f GB/s, %.2f G elements/s\n",
                   (long long)t, r.gemmFlopsPerSecond / 1e9,
                   r.attentionFlopsPerSecond / 1e9,
-                  r.elementwiseBytesPerSecond / 1e9);
+                  r.elementwiseBytesPerSecond / 1e9,
+                  r.elementwiseElementsPerSecond / 1e9);
       std::fflush(stdout);
       compute.push_back({{"threads", t},
                          {"gemm_flops_per_s", r.gemmFlopsPerSecond},
                          {"attention_flops_per_s", r.attentionFlopsPerSecond},
-                         {"elementwise_bytes_per_s", r.elementwiseBytesPerSecond}});
+                         {"elementwise_bytes_per_s", r.elementwiseBytesPerSecond},
+                         {"elementwise_elements_per_s", r.elementwiseElementsPerSecond}});
     }
 
     json collectives = json::array();

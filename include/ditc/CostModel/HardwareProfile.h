@@ -39,6 +39,11 @@ struct HostRates {
   /// Achieved FLOP/s (GEMM, attention) and bytes/s (elementwise) of one
   /// rank by its thread count.
   std::map<int64_t, double> gemmFlops, attentionFlops, elementwiseBandwidth;
+  /// Output elements per second of the element-wise ops (norms, GELU,
+  /// rotary embedding, residual adds) by thread count; the model counts one
+  /// FLOP per output element of such an op. Optional: without it they are
+  /// priced by their bytes alone.
+  std::map<int64_t, double> elementwiseFlops;
   /// Per collective kind, the latency and bandwidth fitted to the kind's
   /// own alpha-beta formula between ranks of this host; they replace the
   /// intra-node link (at efficiency 1) for that kind.

@@ -11,7 +11,8 @@
 // The raw measurements are one JSON document:
 //   {"format": "ditc-calibration/1", "host", "time", "cores",
 //    "compute": [{"threads", "gemm_flops_per_s", "attention_flops_per_s",
-//                 "elementwise_bytes_per_s"}, ...],
+//                 "elementwise_bytes_per_s", "elementwise_elements_per_s"},
+//                ...],
 //    "collectives": [{"kind", "ranks", "bytes", "seconds"}, ...],
 //    "method": {what was timed and how}}
 //
@@ -30,6 +31,10 @@ struct ComputeRates {
   int64_t threads = 1;
   double gemmFlopsPerSecond = 0, attentionFlopsPerSecond = 0,
          elementwiseBytesPerSecond = 0;
+  /// Output elements per second of a DiT block's element-wise ops (norms,
+  /// modulation, rotary embedding, GELU, residual adds), the unit the cost
+  /// model counts element-wise work in.
+  double elementwiseElementsPerSecond = 0;
 };
 
 /// GEMM, attention and elementwise throughput of one rank with `threads`
