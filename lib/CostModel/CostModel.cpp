@@ -233,11 +233,12 @@ public:
   Pricer(const TransformerWork &work, const Configuration &config,
          const HardwareProfile &hw)
       : work(work), config(config), hw(hw), bf16(work.elementBytes <= 2),
-        rates(achievedRates(
-            hw, bf16, std::min(config.degrees.worldSize(), config.gpusPerNode),
-            hw.host ? busyRanksPerNode(config.degrees, config.meshOrder,
-                                       config.gpusPerNode)
-                    : 0)) {}
+        busyRanks(hw.host ? busyRanksPerNode(config.degrees, config.meshOrder,
+                                             config.gpusPerNode)
+                          : 0),
+        rates(achievedRates(hw, bf16,
+                            std::min(config.degrees.worldSize(), config.gpusPerNode),
+                            busyRanks)) {}
 
   /// Seconds of one collective of `kind` over the groups of `axes`.
   double collective(CollectiveKind kind, double bytes, int64_t n,
@@ -408,11 +409,9 @@ public:
   /// thread-seconds they are at full speed, over the cores.
   double hostBound(double stageCompute) const {
     const HostRates &host = *hw.host;
-    int64_t busy = busyRanksPerNode(config.degrees, config.meshOrder,
-                                    config.gpusPerNode);
+    int64_t busy = std::max<int64_t>(1, busyRanks);
     int64_t threads = threadsPerRank(host, busy);
-    double share =
-        std::min(1.0, double(host.cores) / double(std::max<int64_t>(1, busy) * threads));
+    double share = std::min(1.0, double(host.cores) / double(busy * threads));
     return stageCompute * share * double(busy * threads) / double(host.cores);
   }
 
@@ -421,6 +420,8 @@ private:
   const Configuration &config;
   const HardwareProfile &hw;
   bool bf16;
+  /// The ranks of a node that compute at once (a CPU host's profile only).
+  int64_t busyRanks;
   AchievedRates rates;
   std::set<Axis> crossing;
   std::map<std::vector<Axis>, bool> crossesByAxes;
