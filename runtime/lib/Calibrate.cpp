@@ -235,18 +235,13 @@ measureCollectives(const std::vector<int64_t> &sizes,
   try {
     hostReduce = HostReduce::setUp(
         rank, ranks, "calibrate",
-        [&](const std::vector<int64_t> &mine) {
-          at::Tensor in = at::tensor(mine, at::kLong);
-          std::vector<std::vector<at::Tensor>> out(1);
-          for (int64_t r = 0; r < world; ++r)
-            out[0].push_back(at::empty_like(in));
-          std::vector<at::Tensor> inputs{in};
-          pg->allgather(out, inputs)->wait(timeout);
-          std::vector<int64_t> all;
-          for (const at::Tensor &t : out[0])
-            all.insert(all.end(), t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel());
-          return all;
-        },
+        HostReduce::gatherThrough(
+            world,
+            [&](std::vector<at::Tensor> &out, at::Tensor &in) {
+              std::vector<std::vector<at::Tensor>> outputs{out};
+              std::vector<at::Tensor> inputs{in};
+              pg->allgather(outputs, inputs)->wait(timeout);
+            }),
         refusal);
   } catch (const std::exception &error) {
     throw RunFailure("rank " + std::to_string(rank) +

@@ -462,21 +462,14 @@ HostReduce *Communicator::hostReducer(Group &group, const at::Tensor &buffer) {
     // Every member reaches this at the same all-reduce (the same plan, the
     // same dtype), so the set-up's collectives line up.
     group.hostReduceDecided = true;
-    auto allGather = [&group](const std::vector<int64_t> &mine) {
-      at::Tensor in = at::tensor(mine, at::kLong);
-      std::vector<at::Tensor> out;
-      for (size_t m = 0; m < group.members.size(); ++m)
-        out.push_back(at::empty_like(in));
-      group.allgather(out, in);
-      std::vector<int64_t> all;
-      for (const at::Tensor &t : out)
-        all.insert(all.end(), t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel());
-      return all;
-    };
-    group.hostReduce =
-        HostReduce::setUp(group.index, group.members,
-                          group.key + "-" + std::to_string(group.members.front()),
-                          allGather, group.hostReduceRefusal);
+    group.hostReduce = HostReduce::setUp(
+        group.index, group.members,
+        group.key + "-" + std::to_string(group.members.front()),
+        HostReduce::gatherThrough(int64_t(group.members.size()),
+                                  [&group](std::vector<at::Tensor> &out, at::Tensor &in) {
+                                    group.allgather(out, in);
+                                  }),
+        group.hostReduceRefusal);
   }
   return group.hostReduce.get();
 }

@@ -89,14 +89,13 @@ long futex(std::atomic<uint32_t> *word, int op, uint32_t value,
 
 struct HostReduce::Segment {
   std::string name;
-  bool owned = false;  // this process created it
-  bool linked = false; // its name still exists
+  bool linked = false; // this process created it, and its name still exists
   void *base = MAP_FAILED;
 
   ~Segment() {
     if (base != MAP_FAILED)
       munmap(base, kSegmentBytes);
-    if (owned && linked)
+    if (linked)
       shm_unlink(name.c_str());
   }
   std::atomic<uint32_t> *arrived() { return static_cast<std::atomic<uint32_t> *>(base); }
@@ -124,7 +123,7 @@ struct HostReduce::Segment {
       why = "creating shared memory " + name + ": " + errnoText();
       return nullptr;
     }
-    segment->owned = segment->linked = true;
+    segment->linked = true;
     int error = posix_fallocate(fd, 0, off_t(kSegmentBytes));
     if (error != 0) {
       why = "reserving " + std::to_string(kSegmentBytes >> 20) +
@@ -171,6 +170,22 @@ std::string HostReduce::describe(size_t member) const {
 }
 
 HostReduce::~HostReduce() = default;
+
+HostReduce::AllGather HostReduce::gatherThrough(
+    int64_t members,
+    std::function<void(std::vector<at::Tensor> &, at::Tensor &)> gather) {
+  return [members, gather](const std::vector<int64_t> &mine) {
+    at::Tensor in = at::tensor(mine, at::kLong);
+    std::vector<at::Tensor> out;
+    for (int64_t m = 0; m < members; ++m)
+      out.push_back(at::empty_like(in));
+    gather(out, in);
+    std::vector<int64_t> all;
+    for (const at::Tensor &t : out)
+      all.insert(all.end(), t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel());
+    return all;
+  };
+}
 
 std::unique_ptr<HostReduce> HostReduce::setUp(int64_t index,
                                               const std::vector<int64_t> &ranks,

@@ -37,6 +37,13 @@ public:
   /// in member order: a collective of the group's own backend.
   using AllGather = std::function<std::vector<int64_t>(const std::vector<int64_t> &)>;
 
+  /// The AllGather of a c10d-style group of `members`: `gather(outputs,
+  /// input)` fills `outputs`, one tensor per member shaped like `input`,
+  /// with every member's input.
+  static AllGather
+  gatherThrough(int64_t members,
+                std::function<void(std::vector<at::Tensor> &, at::Tensor &)> gather);
+
   /// A collective of the group: returns the reducer on every member, or
   /// nullptr on every member, with the reason in `why`. `ranks` are the
   /// members' ranks, in member order, for messages; `tag` names the group
