@@ -306,21 +306,30 @@ static void checkMemory(const RunOptions &options, const LoadedRank &loaded,
   checkHostMemory(m, needs, dtype, onDevice);
 }
 
+/// A launcher's count from the environment variable `name`, or -1 when it
+/// is unset; a value that is not a number in [min, 2^20] is bad input.
+static int64_t launcherEnv(const char *name, const char *what, int64_t min) {
+  const char *text = std::getenv(name);
+  if (!text || !*text)
+    return -1;
+  return parseIntegerFlag("environment variable " + std::string(name) + " (" + what + ")",
+                          text, min, 1 << 20);
+}
+
+static int64_t localRankEnv() {
+  return launcherEnv("LOCAL_RANK", "this rank's index on its host", 0);
+}
+
+static int64_t localWorldSizeEnv() {
+  return launcherEnv("LOCAL_WORLD_SIZE", "ranks on this host", 1);
+}
+
 /// The ranks that share this rank's host: torchrun numbers a node's ranks
 /// contiguously, LOCAL_RANK from the first, LOCAL_WORLD_SIZE of them (as
 /// --nproc does). Without those variables, or with values that do not fit
 /// the plan, the rank alone; a value that is not a number is bad input.
 static std::vector<int64_t> ranksOnThisHost(int64_t rank, int64_t worldSize) {
-  auto env = [](const char *name, const char *what, int64_t min) -> int64_t {
-    const char *text = std::getenv(name);
-    if (!text || !*text)
-      return -1;
-    return parseIntegerFlag("environment variable " + std::string(name) + " (" +
-                                what + ")",
-                            text, min, 1 << 20);
-  };
-  int64_t localRank = env("LOCAL_RANK", "this rank's index on its host", 0);
-  int64_t localSize = env("LOCAL_WORLD_SIZE", "ranks on this host", 1);
+  int64_t localRank = localRankEnv(), localSize = localWorldSizeEnv();
   if (localRank < 0 || localSize < 1 || localRank >= localSize ||
       localRank > rank || rank - localRank + localSize > worldSize)
     return {rank};
@@ -534,12 +543,7 @@ int64_t usableCores() {
 }
 
 int64_t defaultThreads() {
-  int64_t local = 1;
-  if (const char *text = std::getenv("LOCAL_WORLD_SIZE"); text && *text)
-    local = parseIntegerFlag("environment variable LOCAL_WORLD_SIZE (ranks on "
-                             "this host)",
-                             text, 1, 1 << 20);
-  return std::max<int64_t>(1, usableCores() / local);
+  return std::max<int64_t>(1, usableCores() / std::max<int64_t>(1, localWorldSizeEnv()));
 }
 
 bool setPassiveWait() {
