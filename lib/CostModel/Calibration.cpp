@@ -118,16 +118,10 @@ CalibratedProfile profileFromCalibration(const std::string &text,
   src["gpus_per_node"] = measured + ": one rank per usable core; more ranks "
                          "on the host time-share it (pass --gpus-per-node)";
 
-  if (!top.raw().contains("compute") || !top.raw().at("compute").is_array() ||
-      top.raw().at("compute").empty())
-    top.fail("compute", "is not a non-empty list of per-thread-count rates");
   double bestGemm = 0, bestAttention = 0, bestBandwidth = 0;
-  const json &compute = top.raw().at("compute");
-  for (size_t i = 0; i < compute.size(); ++i) {
-    std::string at = "compute[" + std::to_string(i) + "]";
-    if (!compute[i].is_object())
-      top.failAt(at, &compute[i], "is not an object");
-    JsonObject entry(file, &compute[i], at + ".");
+  for (const JsonObject &entry : top.getObjectList(
+           "compute", "is not a non-empty list of per-thread-count rates",
+           /*allowEmpty=*/false)) {
     int64_t t = entry.getInt("threads", 1, 1024);
     if (p.host->gemmFlops.count(t))
       entry.fail("threads", "repeats an earlier entry's thread count");
@@ -186,14 +180,8 @@ CalibratedProfile profileFromCalibration(const std::string &text,
 
   // Collectives: one fit per kind over every size and rank count.
   std::map<CollectiveKind, std::vector<TimedCollective>> byKind;
-  if (!top.raw().contains("collectives") || !top.raw().at("collectives").is_array())
-    top.fail("collectives", "is not a list of timed collectives");
-  const json &collectives = top.raw().at("collectives");
-  for (size_t i = 0; i < collectives.size(); ++i) {
-    std::string at = "collectives[" + std::to_string(i) + "]";
-    if (!collectives[i].is_object())
-      top.failAt(at, &collectives[i], "is not an object");
-    JsonObject entry(file, &collectives[i], at + ".");
+  for (const JsonObject &entry : top.getObjectList(
+           "collectives", "is not a list of timed collectives", /*allowEmpty=*/true)) {
     std::string kindName = entry.getString("kind");
     const CollectiveKind *kind =
         std::find_if(std::begin(kKinds), std::end(kKinds), [&](CollectiveKind k) {

@@ -355,4 +355,21 @@ JsonObject JsonObject::getObject(const std::string &field) const {
   return JsonObject(where, &value, keyPath(field) + ".");
 }
 
+std::vector<JsonObject> JsonObject::getObjectList(const std::string &field,
+                                                  const std::string &notAList,
+                                                  bool allowEmpty) const {
+  if (!object->contains(field) || !object->at(field).is_array() ||
+      (!allowEmpty && object->at(field).empty()))
+    fail(field, notAList);
+  const json &list = object->at(field);
+  std::vector<JsonObject> out;
+  for (size_t i = 0; i < list.size(); ++i) {
+    std::string at = field + "[" + std::to_string(i) + "]";
+    if (!list[i].is_object())
+      failAt(at, &list[i], "is not an object");
+    out.emplace_back(where, &list[i], keyPath(at) + ".");
+  }
+  return out;
+}
+
 } // namespace ditc

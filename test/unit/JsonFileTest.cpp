@@ -49,6 +49,32 @@ TEST(JsonObject, NestedObjectsReportTheirKeyPath) {
             "an integer in [1, 64]");
 }
 
+TEST(JsonObject, ObjectListsNameEachElement) {
+  json value = {{"runs", {{{"threads", 1}}, {{"threads", 0}}}}};
+  JsonObject object("cfg.json", &value);
+  std::vector<JsonObject> runs = object.getObjectList("runs", "is not a list", false);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].getInt("threads", 1, 8), 1);
+  auto second = [](const JsonObject &o) {
+    o.getObjectList("runs", "is not a list", false)[1].getInt("threads", 1, 8);
+  };
+  EXPECT_EQ(errorOf(second, value),
+            "cfg.json: field 'runs[1].threads' is 0, expected an integer in [1, 8]");
+  auto list = [](const JsonObject &o) { o.getObjectList("runs", "is not a list", false); };
+  EXPECT_EQ(errorOf(list, {{"runs", {1}}}), "cfg.json: field 'runs[0]' is not an object");
+  EXPECT_NE(errorOf(list, json::object()).find("'runs'"), std::string::npos);
+  EXPECT_NE(errorOf(list, {{"runs", 3}}).find("is not a list"), std::string::npos);
+  EXPECT_NE(errorOf(list, {{"runs", json::array()}}).find("is not a list"),
+            std::string::npos);
+  // Absent is refused even where an empty list is allowed.
+  EXPECT_NE(errorOf([](const JsonObject &o) { o.getObjectList("none", "is absent", true); },
+                    value)
+                .find("is absent"),
+            std::string::npos);
+  json empty = {{"runs", json::array()}};
+  EXPECT_TRUE(JsonObject("cfg.json", &empty).getObjectList("runs", "", true).empty());
+}
+
 TEST(JsonObject, ParseFileReportsLineAndColumn) {
   std::string path = ::testing::TempDir() + "/broken.json";
   FILE *file = std::fopen(path.c_str(), "w");

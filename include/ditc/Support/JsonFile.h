@@ -63,6 +63,13 @@ public:
                                                 int64_t min, int64_t max) const;
   /// A nested object; throws when absent or not an object.
   JsonObject getObject(const std::string &field) const;
+  /// The objects of the list `field`, each named "field[i]" in messages.
+  /// Fails with `notAList` when the field is absent or not a list (or an
+  /// empty one, unless `allowEmpty`), and names any element that is not
+  /// an object.
+  std::vector<JsonObject> getObjectList(const std::string &field,
+                                        const std::string &notAList,
+                                        bool allowEmpty) const;
 
   /// Throws BadInput naming this object's location and `field`, with the
   /// field's value when `field` is a key of this object.
