@@ -17,8 +17,13 @@ must agree, so both did the same work. This machine's step times swing by
 median step of each side (of each peer setting) is compared.
 
 Prints, per configuration: the median step ms of each, the peer's best
-setting, the ratio dit-run / eager (issue 13's goal: <= 0.7), and each
-side's communication share of the step.
+setting, the ratio dit-run / eager (issue 13's goal: <= 0.7), each side's
+communication share of the step, and, against this machine's all-core
+sgemm peak measured in the same run, the fraction of it each side reaches
+(the plan's FLOPs per step, summed over ranks, over the step time) and the
+fraction dit-run would need for a ratio of 0.7: above 100% the goal is out
+of reach for that configuration on this machine, however little the step
+spends outside GEMMs.
 
 Usage: bench/runtime_vs_eager.py [--build build] [--steps 5] [--repeats 2]
                                  [--configs one-rank,cfg2,...]
@@ -36,7 +41,7 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The bench-wan workload and its configurations, as bench/roofline.py runs them.
-from roofline import CONFIGS, WORKLOAD  # noqa: E402
+from roofline import CONFIGS, WORKLOAD, plan_flops, sgemm_peak  # noqa: E402
 
 
 def run(cmd, env=None):
@@ -65,9 +70,12 @@ def main():
     print(f"median step of {args.repeats} alternating runs each; dit-run at its "
           f"default threads, the peer at its best setting (threads per rank, "
           f"OMP_WAIT_POLICY)")
+    peak = sgemm_peak(cores)
+    print(f"sgemm peak with {cores} threads (libtorch mm, 2048^3): {peak:.1f} GFLOP/s")
     print(f"{'config':10} {'ranks':>5} {'dit-run ms':>11} {'eager ms':>9} "
           f"{'eager setting':>14} {'ratio':>6} {'dit-run comm':>13} {'eager comm':>11} "
-          f"{'max rel diff':>13}")
+          f"{'max rel diff':>13} {'dit-run/peak':>13} {'eager/peak':>11} "
+          f"{'0.7 needs':>10}")
     try:
         for name in args.configs.split(","):
             plan = os.path.join(work, name)
@@ -110,9 +118,13 @@ def main():
 
             a, b = np.load(ours), np.load(theirs)
             diff = float(np.max(np.abs(a.astype(np.float64) - b)) / np.max(np.abs(b)))
+            flops, _ = plan_flops(plan)
+            ours_peak = flops / ours_ms / 1e6 / peak
+            eager_peak = flops / eager_ms / 1e6 / peak
             print(f"{name:10} {ranks:>5} {ours_ms:>11.1f} {eager_ms:>9.1f} "
                   f"{setting:>14} {ours_ms / eager_ms:>6.2f} {100 * ours_share:>12.1f}% "
-                  f"{100 * eager_comm:>10.1f}% {diff:>13.2e}")
+                  f"{100 * eager_comm:>10.1f}% {diff:>13.2e} {100 * ours_peak:>12.1f}% "
+                  f"{100 * eager_peak:>10.1f}% {100 * eager_peak / 0.7:>9.1f}%")
             sys.stdout.flush()
             if diff > 1e-4:
                 sys.exit(f"{name}: dit-run and the eager peer disagree ({diff:.2e})")

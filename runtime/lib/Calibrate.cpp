@@ -180,8 +180,8 @@ std::string calibrationMethod() {
          "executor runs them (layer norms, modulations, q/k RMS norms and "
          "rotary embeddings, tanh GELU, residual adds); each the median of "
          "3 rounds after a warm-up. Collectives are dit-run's between local "
-         "ranks started like dit-run --nproc: all_reduce in shared memory "
-         "(HostReduce), the others gloo (one thread, loopback), each "
+         "ranks started like dit-run --nproc: all_reduce and all_to_all in "
+         "shared memory (HostReduce), the others gloo (one thread, loopback), each "
          "the median of its repetitions at 4 KiB, 64 KiB, 512 KiB and 4 MiB "
          "per rank; send_recv is half a ping-pong round trip";
 }
@@ -225,8 +225,8 @@ measureCollectives(const std::vector<int64_t> &sizes,
                      ": building the gloo group failed: " + firstLine(error));
   }
   configureThreads(0);
-  // all_reduce as dit-run runs it between ranks of one host: in shared
-  // memory, where the ranks agree to (HostReduce.h).
+  // all_reduce and all_to_all as dit-run runs them between ranks of one
+  // host: in shared memory, where the ranks agree to (HostReduce.h).
   std::vector<int64_t> ranks;
   for (int64_t r = 0; r < world; ++r)
     ranks.push_back(r);
@@ -288,7 +288,15 @@ measureCollectives(const std::vector<int64_t> &sizes,
       at::Tensor a2aIn = at::ones({pieces}, at::kFloat);
       at::Tensor a2aOut = at::empty({pieces}, at::kFloat);
       std::vector<int64_t> equal;
+      at::Tensor a2aChunks = a2aIn.view({world, pieces / world});
+      at::Tensor a2aReceived = a2aOut.view({world, pieces / world});
+      bool a2aShared = hostReduce && hostReduce->exchangeFits(a2aReceived);
       time("all_to_all", bytes, [&] {
+        if (a2aShared) {
+          hostReduce->collectExchange(
+              hostReduce->postExchange(a2aChunks, a2aReceived, timeout), timeout);
+          return;
+        }
         pg->alltoall_base(a2aOut, a2aIn, equal, equal)->wait(timeout);
       });
       // Ring shift: each rank sends to the next and receives from the

@@ -74,6 +74,7 @@ public:
   std::unique_ptr<HostReduce> hostReduce;
   bool hostReduceDecided = false;
   std::string hostReduceRefusal; // why not, when decided against
+  bool allReduced = false, exchanged = false; // for --report's transports
 };
 
 template <typename PG> class C10dGroup : public Group {
@@ -126,6 +127,9 @@ struct Transfer {
   std::vector<Wait> waits;
   at::Tensor received;
   std::function<at::Tensor(const at::Tensor &)> complete;
+  /// A transfer through shared memory has no thread to wait for it: this
+  /// collects it in the caller's thread and returns when its data was there.
+  std::function<Clock::time_point()> collect;
   Clock::time_point started;
   Clock::time_point startReturned; // the caller left the start call
   std::future<Clock::time_point> done;
@@ -445,6 +449,7 @@ at::Tensor Communicator::allReduce(const at::Tensor &x,
   if (buffer.data_ptr() == x.data_ptr())
     buffer = buffer.clone();
   try {
+    group.allReduced = true;
     if (HostReduce *local = hostReducer(group, buffer))
       local->sumInPlace(buffer, options.timeout);
     else
@@ -491,44 +496,61 @@ at::Tensor Communicator::allGather(const at::Tensor &x,
   return at::cat(out, dim).to(x.scalar_type());
 }
 
-/// alltoall_base exchanges equal chunks of dim 0: the input with the chunk
-/// index first, [n, ...chunk], and what lays the received chunks along
-/// concatDim in member order.
-static std::pair<at::Tensor, std::function<at::Tensor(const at::Tensor &)>>
-allToAllLayout(const at::Tensor &x, Backend backend, int64_t n, int64_t splitDim,
-               int64_t concatDim) {
-  // One copy, in the wire's dtype, from whatever strides x has (a head
-  // group's slice is not contiguous): splitting a dimension in two is
-  // always a view.
+static std::unique_ptr<Transfer> newTransfer(Group &group, std::string what);
+
+/// An all_to_all exchanges equal chunks of dim 0: `x` viewed with the chunk
+/// index first, [n, ...chunk] (splitting a dimension in two is always a
+/// view, whatever strides x has: a head group's slice is not contiguous).
+static at::Tensor chunksFirst(const at::Tensor &x, int64_t n, int64_t splitDim) {
   std::vector<int64_t> shape = x.sizes().vec();
   shape[size_t(splitDim)] /= n;
   shape.insert(shape.begin() + splitDim, n);
-  at::Tensor chunksFirst = x.view(shape).movedim(splitDim, 0);
-  at::Tensor in = at::empty(chunksFirst.sizes(),
-                            x.options().dtype(wireType(x.scalar_type(), backend)));
-  in.copy_(chunksFirst);
-  at::ScalarType dtype = x.scalar_type();
-  return {in, [concatDim, dtype](const at::Tensor &out) {
-            return at::cat(out.unbind(0), concatDim).to(dtype);
-          }};
+  return x.view(shape).movedim(splitDim, 0);
+}
+
+/// What lays the received chunks [n, ...chunk] along concatDim in member
+/// order, in x's dtype.
+static std::function<at::Tensor(const at::Tensor &)>
+concatenateChunks(int64_t concatDim, at::ScalarType dtype) {
+  return [concatDim, dtype](const at::Tensor &out) {
+    return at::cat(out.unbind(0), concatDim).to(dtype);
+  };
+}
+
+int Communicator::startExchange(Group &group, const at::Tensor &x, int64_t splitDim,
+                                int64_t concatDim, const std::string &what) {
+  std::unique_ptr<Transfer> transfer = newTransfer(group, what);
+  at::Tensor chunks = chunksFirst(x, int64_t(group.members.size()), splitDim);
+  transfer->received = at::empty(
+      chunks.sizes(), x.options().dtype(wireType(x.scalar_type(), options.backend)));
+  transfer->complete = concatenateChunks(concatDim, x.scalar_type());
+  try {
+    group.exchanged = true;
+    HostReduce *local = hostReducer(group, transfer->received);
+    if (local && local->exchangeFits(transfer->received)) {
+      // Copied straight from x's strides into this rank's slot; collected
+      // in finish, in this thread.
+      uint32_t number = local->postExchange(chunks, transfer->received, options.timeout);
+      transfer->collect = [local, number, timeout = options.timeout] {
+        return local->collectExchange(number, timeout);
+      };
+    } else {
+      // One copy into the wire's dtype, laid out as alltoall_base sends it.
+      at::Tensor in = at::empty_like(transfer->received);
+      in.copy_(chunks);
+      transfer->waits.push_back(group.alltoall(transfer->received, in));
+    }
+  } catch (const std::exception &error) {
+    fail(what, group, error);
+  }
+  return start(std::move(transfer));
 }
 
 at::Tensor Communicator::allToAll(const at::Tensor &x,
                                   const std::vector<std::string> &axes,
                                   int64_t splitDim, int64_t concatDim,
                                   const std::string &what) {
-  Group &group = groupFor(axes);
-  CommTimer timer(ledger, group.key);
-  auto [in, complete] = allToAllLayout(x, options.backend,
-                                       int64_t(group.members.size()), splitDim,
-                                       concatDim);
-  at::Tensor out = at::empty_like(in);
-  try {
-    group.alltoall(out, in)();
-  } catch (const std::exception &error) {
-    fail(what, group, error);
-  }
-  return complete(out);
+  return finishTransfer(startExchange(groupFor(axes), x, splitDim, concatDim, what));
 }
 
 void Communicator::send(const at::Tensor &x, const std::vector<std::string> &axes,
@@ -581,7 +603,9 @@ int Communicator::start(std::unique_ptr<Transfer> transfer) {
   // thread: it would wait in start order, so a send's finish could block
   // behind a receive whose data the peer sends only after this rank goes
   // on (a pipeline stage's next micro-batch), a deadlock.
-  if (transfer->waits.empty()) {
+  if (transfer->collect) {
+    // Collected by finish itself (a shared-memory all_to_all).
+  } else if (transfer->waits.empty()) {
     // Complete already (a shared-memory all-reduce): nothing to wait for.
     std::promise<Clock::time_point> completed;
     completed.set_value(Clock::now());
@@ -603,7 +627,7 @@ at::Tensor Communicator::finish(std::unique_ptr<Transfer> transfer) {
   Clock::time_point waitStart = Clock::now();
   Clock::time_point completed;
   try {
-    completed = transfer->done.get();
+    completed = transfer->collect ? transfer->collect() : transfer->done.get();
   } catch (const std::exception &error) {
     fail(transfer->what, *transfer->group, error);
   }
@@ -688,19 +712,7 @@ int Communicator::startAllToAll(const at::Tensor &x,
                                 const std::vector<std::string> &axes,
                                 int64_t splitDim, int64_t concatDim,
                                 const std::string &what) {
-  Group &group = groupFor(axes);
-  std::unique_ptr<Transfer> transfer = newTransfer(group, what);
-  auto [in, complete] = allToAllLayout(x, options.backend,
-                                       int64_t(group.members.size()), splitDim,
-                                       concatDim);
-  transfer->received = at::empty_like(in);
-  transfer->complete = std::move(complete);
-  try {
-    transfer->waits.push_back(group.alltoall(transfer->received, in));
-  } catch (const std::exception &error) {
-    fail(what, group, error);
-  }
-  return start(std::move(transfer));
+  return startExchange(groupFor(axes), x, splitDim, concatDim, what);
 }
 
 int Communicator::startAllReduce(const at::Tensor &x,
@@ -719,6 +731,7 @@ int Communicator::startAllReduce(const at::Tensor &x,
   try {
     // Through shared memory the members sum as they arrive: the transfer
     // is complete when the start returns.
+    group.allReduced = true;
     if (HostReduce *local = hostReducer(group, buffer))
       local->sumInPlace(buffer, options.timeout);
     else
@@ -815,10 +828,11 @@ Communicator::collectOnRankZero(const std::string &name,
 
 std::map<std::string, CommTime> Communicator::takeCommTimes() { return ledger.take(); }
 
-std::map<std::string, std::string> Communicator::allReduceTransports() const {
+std::map<std::string, std::string>
+Communicator::hostTransports(bool allReduce) const {
   std::map<std::string, std::string> transports;
   for (const auto &[key, group] : groups)
-    if (group->hostReduceDecided)
+    if (group->hostReduceDecided && (allReduce ? group->allReduced : group->exchanged))
       transports[key] = group->hostReduce ? "shared memory"
                                           : "gloo: " + group->hostReduceRefusal;
   return transports;

@@ -25,15 +25,24 @@ namespace ditc::runtime {
 using Clock = std::chrono::steady_clock;
 
 namespace {
-/// Each member's segment: its barrier counter on a line of its own, then
-/// two slots, so a piece can be copied in while the members still copy the
-/// last piece's sum out of the other slot.
+/// Each member's segment: its counters, each on a line of its own, then two
+/// reduce slots, so a piece can be copied in while the members still copy
+/// the last piece's sum out of the other slot, then the exchange slots, so
+/// several all_to_alls can be in flight (a head group's input and the
+/// outputs of the groups before it).
 constexpr size_t kHeaderBytes = 4096;
 constexpr size_t kSlotBytes = size_t(4) << 20;
-constexpr size_t kSegmentBytes = kHeaderBytes + 2 * kSlotBytes;
+constexpr uint32_t kExchangeSlots = 4;
+constexpr size_t kExchangeSlotBytes = size_t(4) << 20;
+constexpr size_t kSegmentBytes =
+    kHeaderBytes + 2 * kSlotBytes + kExchangeSlots * kExchangeSlotBytes;
+constexpr size_t kPostedOffset = 64, kCollectedOffset = 128, kStampsOffset = 192;
 
-static_assert(std::atomic<uint32_t>::is_always_lock_free,
-              "the barrier counters live in memory other processes map");
+static_assert(std::atomic<uint32_t>::is_always_lock_free &&
+                  std::atomic<int64_t>::is_always_lock_free,
+              "the counters live in memory other processes map");
+static_assert(kStampsOffset + kExchangeSlots * sizeof(int64_t) <= kHeaderBytes,
+              "the header holds every counter");
 
 std::string errnoText() { return std::strerror(errno); }
 
@@ -98,9 +107,27 @@ struct HostReduce::Segment {
     if (linked)
       shm_unlink(name.c_str());
   }
-  std::atomic<uint32_t> *arrived() { return static_cast<std::atomic<uint32_t> *>(base); }
+  std::atomic<uint32_t> *counter(size_t offset) {
+    return reinterpret_cast<std::atomic<uint32_t> *>(static_cast<char *>(base) + offset);
+  }
+  /// Barriers this member has reached.
+  std::atomic<uint32_t> *arrived() { return counter(0); }
+  /// Exchanges this member has posted, and collected from every peer.
+  std::atomic<uint32_t> *posted() { return counter(kPostedOffset); }
+  std::atomic<uint32_t> *collected() { return counter(kCollectedOffset); }
+  /// When this member posted the exchange in each exchange slot (steady
+  /// clock nanoseconds: CLOCK_MONOTONIC, one clock for the whole host).
+  std::atomic<int64_t> *stamp(uint32_t which) {
+    return reinterpret_cast<std::atomic<int64_t> *>(static_cast<char *>(base) +
+                                                    kStampsOffset) +
+           which;
+  }
   char *slot(int which) {
     return static_cast<char *>(base) + kHeaderBytes + size_t(which) * kSlotBytes;
+  }
+  char *exchangeSlot(uint32_t which) {
+    return static_cast<char *>(base) + kHeaderBytes + 2 * kSlotBytes +
+           size_t(which) * kExchangeSlotBytes;
   }
 
   /// Maps the whole segment from `fd`, which it closes.
@@ -134,6 +161,10 @@ struct HostReduce::Segment {
     if (!segment->map(fd, why))
       return nullptr;
     new (segment->arrived()) std::atomic<uint32_t>(0);
+    new (segment->posted()) std::atomic<uint32_t>(0);
+    new (segment->collected()) std::atomic<uint32_t>(0);
+    for (uint32_t which = 0; which < kExchangeSlots; ++which)
+      new (segment->stamp(which)) std::atomic<int64_t>(0);
     return segment;
   }
 
@@ -255,39 +286,47 @@ void HostReduce::barrier(Clock::time_point deadline,
   std::atomic<uint32_t> *mine = segments[index]->arrived();
   mine->store(target, std::memory_order_release);
   futex(mine, FUTEX_WAKE, INT_MAX, nullptr);
-  for (size_t m = 0; m < segments.size(); ++m) {
-    if (int64_t(m) == index)
+  for (size_t m = 0; m < segments.size(); ++m)
+    if (int64_t(m) != index)
+      awaitCounter(m, segments[m]->arrived(), target, deadline, timeout, "all_reduce",
+                   [&] { collectPosted(std::nullopt, deadline, timeout); });
+}
+
+void HostReduce::awaitCounter(size_t member, std::atomic<uint32_t> *word,
+                              uint32_t target, Clock::time_point deadline,
+                              std::chrono::milliseconds timeout,
+                              const char *collective,
+                              const std::function<void()> &meanwhile) {
+  // A counter is never far from its target; the difference decides, so the
+  // counters may wrap.
+  auto reached = [&](uint32_t seen) { return int32_t(seen - target) >= 0; };
+  int spins = 0;
+  Clock::time_point lastCheck = Clock::now();
+  for (;;) {
+    uint32_t seen = word->load(std::memory_order_acquire);
+    if (reached(seen))
+      return;
+    if (meanwhile)
+      meanwhile();
+    if (++spins < 256)
       continue;
-    std::atomic<uint32_t> *theirs = segments[m]->arrived();
-    // A member is at most one barrier ahead; the difference decides, so
-    // the counters may wrap.
-    auto reached = [&](uint32_t seen) { return int32_t(seen - target) >= 0; };
-    int spins = 0;
-    Clock::time_point lastCheck = Clock::now();
-    for (;;) {
-      uint32_t seen = theirs->load(std::memory_order_acquire);
-      if (reached(seen))
-        break;
-      if (++spins < 256)
-        continue;
-      // Sleep on the counter until the member arrives (it wakes us) or a
-      // few milliseconds pass, to check on it.
-      struct timespec slice = {0, 5 * 1000 * 1000};
-      futex(theirs, FUTEX_WAIT, seen, &slice);
-      Clock::time_point now = Clock::now();
-      if (now - lastCheck > std::chrono::milliseconds(20)) {
-        lastCheck = now;
-        if (!processAlive(pids[m]) && !reached(theirs->load(std::memory_order_acquire)))
-          throw std::runtime_error(describe(m) +
-                                   " exited during the shared-memory all_reduce");
-      }
-      if (now > deadline) {
-        char limit[32];
-        std::snprintf(limit, sizeof limit, "%.3g s", timeout.count() / 1000.0);
-        throw std::runtime_error("timed out after " + std::string(limit) +
-                                 " waiting for " + describe(m) +
-                                 " at the shared-memory all_reduce");
-      }
+    // Sleep on the counter until the member moves it (it wakes us) or a few
+    // milliseconds pass, to check on it.
+    struct timespec slice = {0, 5 * 1000 * 1000};
+    futex(word, FUTEX_WAIT, seen, &slice);
+    Clock::time_point now = Clock::now();
+    if (now - lastCheck > std::chrono::milliseconds(20)) {
+      lastCheck = now;
+      if (!processAlive(pids[member]) && !reached(word->load(std::memory_order_acquire)))
+        throw std::runtime_error(describe(member) + " exited during the shared-memory " +
+                                 collective);
+    }
+    if (now > deadline) {
+      char limit[32];
+      std::snprintf(limit, sizeof limit, "%.3g s", timeout.count() / 1000.0);
+      throw std::runtime_error("timed out after " + std::string(limit) +
+                               " waiting for " + describe(member) +
+                               " at the shared-memory " + collective);
     }
   }
 }
@@ -350,6 +389,95 @@ void HostReduce::sumInPlace(at::Tensor &x, std::chrono::milliseconds timeout) {
                     segments[m]->slot(slot) + begin * width, size_t(end - begin) * width);
     }
   }
+}
+
+//===----------------------------------------------------------------------===//
+// all_to_all in two phases
+//===----------------------------------------------------------------------===//
+
+bool HostReduce::exchangeFits(const at::Tensor &chunks) const {
+  return chunks.device().is_cpu() &&
+         (chunks.scalar_type() == at::kFloat || chunks.scalar_type() == at::kDouble) &&
+         chunks.dim() >= 1 && chunks.size(0) == int64_t(segments.size()) &&
+         size_t(chunks.numel()) * chunks.element_size() <= kExchangeSlotBytes;
+}
+
+uint32_t HostReduce::postExchange(const at::Tensor &chunks, at::Tensor received,
+                                  std::chrono::milliseconds timeout) {
+  Clock::time_point deadline = Clock::now() + timeout;
+  uint32_t number = posted;
+  uint32_t which = number % kExchangeSlots;
+  // The slot last held exchange number - kExchangeSlots: every peer must
+  // have collected that one (for the first exchanges the target lies
+  // "behind" zero, which the wrapping comparison reads as reached).
+  for (size_t m = 0; m < segments.size(); ++m)
+    if (int64_t(m) != index)
+      awaitCounter(m, segments[m]->collected(), number - kExchangeSlots + 1, deadline,
+                   timeout, "all_to_all",
+                   [&] { collectPosted(std::nullopt, deadline, timeout); });
+  at::Tensor slot = at::from_blob(segments[index]->exchangeSlot(which),
+                                  received.sizes(), received.options());
+  slot.copy_(chunks);
+  received.select(0, index).copy_(slot.select(0, index));
+  Segment &mine = *segments[index];
+  mine.stamp(which)->store(Clock::now().time_since_epoch().count(),
+                           std::memory_order_relaxed);
+  mine.posted()->store(number + 1, std::memory_order_release);
+  futex(mine.posted(), FUTEX_WAKE, INT_MAX, nullptr);
+  incoming.push_back({number, std::move(received), Clock::time_point(), false});
+  ++posted;
+  return number;
+}
+
+void HostReduce::collectPosted(std::optional<uint32_t> upTo,
+                               Clock::time_point deadline,
+                               std::chrono::milliseconds timeout) {
+  for (Incoming &entry : incoming) {
+    if (entry.done)
+      continue;
+    // Exchanges are collected in the order they were posted, so `collected`
+    // tells a peer which of its slots are free again.
+    bool wait = upTo && int32_t(*upTo - entry.number) >= 0;
+    uint32_t which = entry.number % kExchangeSlots;
+    for (size_t m = 0; m < segments.size(); ++m) {
+      if (int64_t(m) == index)
+        continue;
+      std::atomic<uint32_t> *theirs = segments[m]->posted();
+      if (wait)
+        awaitCounter(m, theirs, entry.number + 1, deadline, timeout, "all_to_all",
+                     nullptr);
+      else if (int32_t(theirs->load(std::memory_order_acquire) - (entry.number + 1)) < 0)
+        return;
+    }
+    size_t chunkBytes = entry.received.nbytes() / segments.size();
+    char *out = static_cast<char *>(entry.received.data_ptr());
+    int64_t last = 0;
+    for (size_t m = 0; m < segments.size(); ++m) {
+      if (int64_t(m) == index)
+        continue;
+      std::memcpy(out + m * chunkBytes,
+                  segments[m]->exchangeSlot(which) + size_t(index) * chunkBytes, chunkBytes);
+      last = std::max(last, segments[m]->stamp(which)->load(std::memory_order_relaxed));
+    }
+    entry.lastPosted = Clock::time_point(Clock::duration(last));
+    entry.done = true;
+    Segment &mine = *segments[index];
+    mine.collected()->store(++collected, std::memory_order_release);
+    futex(mine.collected(), FUTEX_WAKE, INT_MAX, nullptr);
+  }
+}
+
+Clock::time_point HostReduce::collectExchange(uint32_t number,
+                                              std::chrono::milliseconds timeout) {
+  collectPosted(number, Clock::now() + timeout, timeout);
+  for (auto it = incoming.begin(); it != incoming.end(); ++it)
+    if (it->number == number) {
+      Clock::time_point last = it->lastPosted;
+      incoming.erase(it);
+      return last;
+    }
+  throw std::logic_error("collectExchange: exchange " + std::to_string(number) +
+                         " was never posted or is already collected");
 }
 
 } // namespace ditc::runtime

@@ -825,7 +825,8 @@ void runRank(const RunOptions &options) {
                              {"threads", threads},
                              // How rank 0's groups all-reduce: in shared
                              // memory or through gloo, and why (HostReduce.h).
-                             {"all_reduce_transport", comm.allReduceTransports()}};
+                             {"all_reduce_transport", comm.hostTransports(true)},
+                             {"all_to_all_transport", comm.hostTransports(false)}};
     // The schedule as run: the scheduler's sigma table and, per step, its
     // timestep (the transformer's timestep input).
     nlohmann::json scheduleJson = {{"scheduler", schedule.scheduler},

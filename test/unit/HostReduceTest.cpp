@@ -188,22 +188,25 @@ TEST(HostReduce, OneRefusalIsEveryonesAnswer) {
   }
 }
 
-// A member that exits between all-reduces: the other one names its rank
-// within a fraction of its timeout instead of waiting it out.
-TEST(HostReduce, NamesAMemberThatExited) {
+/// Both members set up and run `together`; then member 1 (rank 7) exits and
+/// member 0 (rank 3) runs `alone` with a 60 s timeout: it must name rank 7 as
+/// exited during `collective` within a fraction of that timeout instead of
+/// waiting it out.
+void expectExitNamed(const std::string &tag, const std::string &collective,
+                     const std::function<void(HostReduce &)> &together,
+                     const std::function<void(HostReduce &)> &alone) {
   Shared shared(0, 2);
   std::vector<int> codes = runMembers(2, [&](int m, const auto &allGather) {
     std::string why;
-    auto reducer = HostReduce::setUp(m, {3, 7}, "exit", allGather, why);
+    auto reducer = HostReduce::setUp(m, {3, 7}, tag, allGather, why);
     if (!reducer)
       return 1;
+    together(*reducer);
     if (m == 1)
       _exit(0);
-    std::vector<float> values(1000, 1.0f);
-    at::Tensor x = at::from_blob(values.data(), {1000}, at::kFloat);
     auto start = std::chrono::steady_clock::now();
     try {
-      reducer->sumInPlace(x, std::chrono::seconds(60));
+      alone(*reducer);
     } catch (const std::exception &error) {
       double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                                     start)
@@ -214,11 +217,19 @@ TEST(HostReduce, NamesAMemberThatExited) {
     return 3;
   });
   EXPECT_EQ(codes[0], 0) << shared.message(0);
-  EXPECT_NE(std::string(shared.message(0)).find("rank 7 (pid"), std::string::npos)
-      << shared.message(0);
-  EXPECT_NE(std::string(shared.message(0)).find("exited during the shared-memory all_reduce"),
-            std::string::npos)
-      << shared.message(0);
+  std::string message = shared.message(0);
+  EXPECT_NE(message.find("rank 7 (pid"), std::string::npos) << message;
+  EXPECT_NE(message.find("exited during the shared-memory " + collective), std::string::npos)
+      << message;
+}
+
+// A member that exits between all-reduces.
+TEST(HostReduce, NamesAMemberThatExited) {
+  expectExitNamed("exit", "all_reduce", [](HostReduce &) {}, [](HostReduce &reducer) {
+    std::vector<float> values(1000, 1.0f);
+    at::Tensor x = at::from_blob(values.data(), {1000}, at::kFloat);
+    reducer.sumInPlace(x, std::chrono::seconds(60));
+  });
 }
 
 // A member that is alive but late past the timeout: the timeout, named.
@@ -251,6 +262,98 @@ TEST(HostReduce, TimesOutNamingTheLateMember) {
   EXPECT_TRUE(message.size() > tail.size() &&
               message.compare(message.size() - tail.size(), tail.size(), tail) == 0)
       << message;
+}
+
+// all_to_all in two phases. Three members each post eight exchanges before
+// collecting any (twice the exchange slots: a member waiting for a slot must
+// collect what its peers posted, or all three wait forever), from a strided
+// view, then collect them out of order. Chunk j of member m's exchange e
+// holds 1000 * e + 100 * m + 10 * j + position; every member must receive
+// chunk m of each member's exchange, in member order, in float64 too.
+TEST(HostReduce, ExchangesChunksWithMoreInFlightThanSlots) {
+  const int members = 3, exchanges = 8;
+  const int64_t perChunk = 1001; // no multiple of a cache line
+  Shared shared(0, members);
+  std::vector<int> codes = runMembers(members, [&](int m, const auto &allGather) {
+    std::string why;
+    auto reducer = HostReduce::setUp(m, {4, 5, 6}, "exchange", allGather, why);
+    if (!reducer) {
+      shared.say(m, why);
+      return 1;
+    }
+    std::vector<at::Tensor> received;
+    std::vector<uint32_t> numbers;
+    for (int e = 0; e < exchanges; ++e) {
+      at::ScalarType dtype = e % 2 ? at::kDouble : at::kFloat;
+      // [perChunk, members] transposed: a view whose chunks are not
+      // contiguous, as a head group's slice is not.
+      at::Tensor source = at::empty({perChunk, members}, at::kDouble);
+      for (int64_t j = 0; j < members; ++j)
+        for (int64_t i = 0; i < perChunk; ++i)
+          source[i][j] = 1000.0 * e + 100.0 * m + 10.0 * j + double(i);
+      at::Tensor chunks = source.t().to(dtype);
+      chunks = chunks.t().contiguous().t(); // strided again, in dtype
+      received.push_back(at::empty({members, perChunk}, dtype));
+      if (!reducer->exchangeFits(received.back())) {
+        shared.say(m, "a small exchange does not fit");
+        return 2;
+      }
+      numbers.push_back(reducer->postExchange(chunks, received.back(),
+                                              std::chrono::seconds(20)));
+    }
+    for (int e : {5, 0, 3, 1, 7, 2, 6, 4})
+      reducer->collectExchange(numbers[size_t(e)], std::chrono::seconds(20));
+    for (int e = 0; e < exchanges; ++e) {
+      at::Tensor got = received[size_t(e)].to(at::kDouble);
+      for (int64_t from = 0; from < members; ++from)
+        for (int64_t i = 0; i < perChunk; i += 250) {
+          double want = 1000.0 * e + 100.0 * from + 10.0 * m + double(i);
+          double seen = got[from][i].item<double>();
+          if (seen != want) {
+            shared.say(m, "exchange " + std::to_string(e) + " from member " +
+                              std::to_string(from) + " element " + std::to_string(i) +
+                              ": " + std::to_string(seen) + ", not " +
+                              std::to_string(want));
+            return 3;
+          }
+        }
+    }
+    return 0;
+  });
+  for (int m = 0; m < members; ++m)
+    EXPECT_EQ(codes[m], 0) << "member " << m << ": " << shared.message(m);
+}
+
+TEST(HostReduce, ExchangesOnlyWhatFitsASlot) {
+  Shared shared(0, 2);
+  std::vector<int> codes = runMembers(2, [&](int m, const auto &allGather) {
+    std::string why;
+    auto reducer = HostReduce::setUp(m, {0, 1}, "fits", allGather, why);
+    if (!reducer)
+      return 1;
+    bool right = reducer->exchangeFits(at::empty({2, 1 << 19}, at::kFloat)) && // 4 MiB
+                 !reducer->exchangeFits(at::empty({2, (1 << 19) + 1}, at::kFloat)) &&
+                 !reducer->exchangeFits(at::empty({3, 16}, at::kFloat)) && // 3 chunks
+                 !reducer->exchangeFits(at::empty({2, 16}, at::kHalf)) &&
+                 reducer->exchangeFits(at::empty({2, 16}, at::kDouble));
+    return right ? 0 : 2;
+  });
+  EXPECT_EQ(codes[0], 0);
+  EXPECT_EQ(codes[1], 0);
+}
+
+// A member that exits after an exchange both collected: the other one,
+// waiting to collect the next, names it.
+TEST(HostReduce, NamesAMemberThatExitedDuringAnExchange) {
+  at::Tensor chunks = at::ones({2, 100}, at::kFloat);
+  at::Tensor received = at::empty({2, 100}, at::kFloat);
+  auto exchange = [&](HostReduce &reducer, std::chrono::seconds timeout) {
+    reducer.collectExchange(reducer.postExchange(chunks, received, timeout), timeout);
+  };
+  expectExitNamed(
+      "exchange-exit", "all_to_all",
+      [&](HostReduce &reducer) { exchange(reducer, std::chrono::seconds(20)); },
+      [&](HostReduce &reducer) { exchange(reducer, std::chrono::seconds(60)); });
 }
 
 } // namespace

@@ -145,16 +145,23 @@ public:
   /// "ulysses+ring") since the last call; resets the counters.
   std::map<std::string, CommTime> takeCommTimes();
 
-  /// How each of this rank's groups that has all-reduced does it: "shared
-  /// memory" (HostReduce.h), or "gloo: " and why not, decided at the
-  /// group's first all-reduce.
-  std::map<std::string, std::string> allReduceTransports() const;
+  /// How each of this rank's groups that has all-reduced (or, with false,
+  /// all_to_all'd) does it: "shared memory" (HostReduce.h), or "gloo: " and
+  /// why not, decided at the group's first all-reduce or all_to_all.
+  /// An all_to_all too large for an exchange slot goes through gloo all
+  /// the same.
+  std::map<std::string, std::string> hostTransports(bool allReduce) const;
 
 private:
   Group &groupFor(const std::vector<std::string> &axes);
   /// The group's shared-memory all-reduce for `buffer`, set up at its first
   /// use; nullptr when `buffer` goes through the backend.
   HostReduce *hostReducer(Group &group, const at::Tensor &buffer);
+  /// Starts the all_to_all of `x` over `group`: through shared memory where
+  /// the group has it and the exchange fits a slot, through the backend
+  /// otherwise.
+  int startExchange(Group &group, const at::Tensor &x, int64_t splitDim,
+                    int64_t concatDim, const std::string &what);
   [[noreturn]] void fail(const std::string &what, const Group &group,
                          const std::exception &error);
 

@@ -11,6 +11,14 @@
 // same order however the tensor is cut, so a tensor reduced whole or in
 // row chunks gives the same bytes.
 //
+// The same segments carry all_to_all exchanges in two phases, so that one
+// can travel while the ranks compute (Ulysses' head groups): a member posts
+// its chunks into the next of its exchange slots and goes on; it collects
+// each peer's chunk for it once that peer has posted. A slot is reused only
+// after every peer has collected it, and a member that waits for anything
+// first collects whatever its peers have posted, so no two members can wait
+// on each other.
+//
 // Whether a group uses it is decided by all its members together, over the
 // group's own gloo collectives: all on one host (hostname, boot id and
 // mount namespace), none refusing it (DITC_HOST_REDUCE=0), every segment
@@ -23,9 +31,12 @@
 #include <ATen/ATen.h>
 
 #include <chrono>
+#include <atomic>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,6 +75,23 @@ public:
   /// `timeout`, naming its rank and process.
   void sumInPlace(at::Tensor &x, std::chrono::milliseconds timeout);
 
+  /// Whether an exchange of `chunks` ([members, ...] on every member, the
+  /// same shape and dtype) fits an exchange slot; larger ones go through
+  /// the backend (every member decides alike, from the same shape).
+  bool exchangeFits(const at::Tensor &chunks) const;
+  /// Starts an all_to_all: copies `chunks` (any strides, float32 or
+  /// float64 once in `received`'s dtype) into this member's next exchange
+  /// slot and posts it. `received`, contiguous and shaped like `chunks`,
+  /// gets chunk `index` of member m's chunks at row m when the exchange is
+  /// collected. Returns the exchange's number. Throws as sumInPlace does.
+  uint32_t postExchange(const at::Tensor &chunks, at::Tensor received,
+                        std::chrono::milliseconds timeout);
+  /// Waits until every member has posted exchange `number` and fills its
+  /// `received` (collecting the earlier ones first). Returns when the last
+  /// member posted it: the moment its data was there to read.
+  std::chrono::steady_clock::time_point collectExchange(uint32_t number,
+                                                        std::chrono::milliseconds timeout);
+
   struct Segment;
 
 private:
@@ -71,6 +99,18 @@ private:
   std::string describe(size_t member) const;
   void barrier(std::chrono::steady_clock::time_point deadline,
                std::chrono::milliseconds timeout);
+  /// Waits until member `member`'s counter `word` reaches `target`, calling
+  /// `meanwhile` between looks; names the member when it exits or the wait
+  /// passes `deadline` during `collective`.
+  void awaitCounter(size_t member, std::atomic<uint32_t> *word, uint32_t target,
+                    std::chrono::steady_clock::time_point deadline,
+                    std::chrono::milliseconds timeout, const char *collective,
+                    const std::function<void()> &meanwhile);
+  /// Collects, in order, the exchanges every peer has posted; with `upTo`,
+  /// waits for each one up to and including it.
+  void collectPosted(std::optional<uint32_t> upTo,
+                     std::chrono::steady_clock::time_point deadline,
+                     std::chrono::milliseconds timeout);
   /// Sums this member's slice of the piece of `count` elements in `slot`.
   template <typename T> void sumSlice(int64_t count, int slot);
 
@@ -79,6 +119,16 @@ private:
   std::vector<std::unique_ptr<Segment>> segments; // member order; ours at index
   uint32_t generation = 0;                        // barriers passed
   uint64_t pieces = 0;                            // pieces summed: picks the slot
+  /// Exchanges this member has posted and has not collected yet, oldest
+  /// first; `collected` counts the ones before them.
+  struct Incoming {
+    uint32_t number;
+    at::Tensor received;
+    std::chrono::steady_clock::time_point lastPosted;
+    bool done = false;
+  };
+  std::deque<Incoming> incoming;
+  uint32_t posted = 0, collected = 0;
 };
 
 } // namespace ditc::runtime
