@@ -40,6 +40,12 @@ if shutil.which("rsvg-convert"):
 # limits the address space (ulimit -v) cannot run in it.
 if getattr(config, "ditc_sanitize", "") in ("ON", "1", "TRUE", "True"):
     config.available_features.add("sanitizers")
+    config.environment["DITC_TEST_TIME_SCALE"] = "4"
+else:
+    config.environment["DITC_TEST_TIME_SCALE"] = "1"
+# %time-limit SECONDS CMD...: `timeout` scaled for the sanitizer build.
+config.substitutions.append(
+    ("%time-limit", os.path.join(config.test_source_root, "time-limit.sh")))
 if config.ditc_runtime in ("ON", "1", "TRUE", "True"):
     config.available_features.add("runtime")
     llvm_config.add_tool_substitutions(["dit-run", "dit-calibrate"],

@@ -11,6 +11,7 @@
 
 #include <map>
 #include <set>
+#include <unordered_map>
 
 namespace ditc::rules {
 
@@ -106,7 +107,13 @@ void checkRankOrder(const LegalityContext &ctx, DiagnosticSink &sink) {
 /// axis of one component, as happens when two replicas share a rank.
 void checkGroupConflict(const LegalityContext &ctx, DiagnosticSink &sink) {
   for (const Placement &placement : ctx.deployment.placements) {
-    std::map<int64_t, size_t> firstInstance;
+    // Hashed, not ordered: the search calls this rule for every candidate,
+    // and a million-rank deployment made an ordered map its costliest part.
+    size_t listed = 0;
+    for (const std::vector<int64_t> &ranks : placement.instances)
+      listed += ranks.size();
+    std::unordered_map<int64_t, size_t> firstInstance;
+    firstInstance.reserve(listed);
     std::set<int64_t> reported;
     for (size_t i = 0; i < placement.instances.size(); ++i) {
       for (int64_t rank : placement.instances[i]) {
