@@ -23,6 +23,8 @@ void buildPartitionPipeline(mlir::OpPassManager &pm,
   pm.addPass(createInsertCollectives());
   pm.addPass(createSplitStages());
   pm.addPass(createLowerRoles());
+  if (options.batchBranches)
+    pm.addPass(createBatchBranches());
   pm.addPass(createVerifyCollectives());
 }
 
@@ -30,7 +32,8 @@ void registerPartitionPipeline() {
   mlir::PassPipelineRegistration<PartitionOptions>(
       "dit-partition",
       "Check legality, lay out the mesh, shard, insert collectives, split "
-      "stages, lower to role programs and verify them",
+      "stages, lower to role programs, batch their guidance branches and "
+      "verify them",
       buildPartitionPipeline);
 }
 

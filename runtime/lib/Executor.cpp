@@ -470,6 +470,8 @@ std::vector<at::Tensor> Executor::runOp(const Function &fn, const Op &op,
     return {at::stack(in, a.axis)};
   case OpKind::Unstack:
     return x.unbind(a.axis);
+  case OpKind::Split:
+    return x.chunk(a.parts, a.axis);
   case OpKind::CfgCombine: {
     // guided = u + sum_i s_i (c_i - u), with the unconditional branch last.
     const at::Tensor &u = in.back();
@@ -901,8 +903,10 @@ at::Tensor Executor::chunkedRowLinear(const Op &linear, const Op &reduce,
   // the whole product; the sums are elementwise, so chunking them changes
   // no bit on two ranks (and only the order of a ring's additions on more).
   std::vector<std::tuple<int64_t, int, int64_t>> inFlight;
-  for (auto [first, count] : tileRowChunks(rows.size(0), reduce.a.overlapRowChunks)) {
-    at::Tensor partial = tiledLinear(rows.narrow(0, first, count), p[0], bias);
+  int64_t items = x.dim() >= 2 ? x.size(0) : 1;
+  for (auto [first, count] :
+       tileRowChunks(items, items > 0 ? rows.size(0) / items : 0, reduce.a.overlapRowChunks)) {
+    at::Tensor partial = tiledLinearRows(rows.narrow(0, first, count), p[0], bias);
     inFlight.emplace_back(first, comm->startAllReduce(partial, reduce.axes,
                                                      describe(reduce) + " (rows " +
                                                          std::to_string(first) + "+" +

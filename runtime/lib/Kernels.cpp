@@ -97,12 +97,15 @@ at::Tensor slice(const at::Tensor &x, const HeadItem &item, int64_t d,
 }
 } // namespace
 
-at::Tensor tiledLinear(const at::Tensor &x, const at::Tensor &w, const at::Tensor &b) {
-  if (!x.is_cpu())
-    return b.defined() ? at::linear(x, w, b) : at::linear(x, w);
+namespace {
+/// x wᵀ + b of `items` equal runs of rows of x, tiled from the start of
+/// each run.
+at::Tensor tiledProduct(const at::Tensor &x, int64_t items, const at::Tensor &w,
+                        const at::Tensor &b) {
   int64_t k = x.size(-1), n = w.size(0);
   at::Tensor x2 = x.reshape({-1, k});
   int64_t m = x2.size(0);
+  int64_t perItem = items > 0 ? m / items : 0;
   std::vector<int64_t> shape = x.sizes().vec();
   shape.back() = n;
   // The result owns its storage and the tiles write through a 2-d view of
@@ -112,9 +115,13 @@ at::Tensor tiledLinear(const at::Tensor &x, const at::Tensor &w, const at::Tenso
   at::Tensor y = result.view({m, n});
   at::Tensor wt = w.t();
   int64_t colTiles = ceilDiv(n, kTileCols);
-  forEachItem(true, ceilDiv(m, kTileRows) * colTiles, [&](int64_t tile) {
-    int64_t r0 = tile / colTiles * kTileRows, c0 = tile % colTiles * kTileCols;
-    int64_t rows = std::min(kTileRows, m - r0), cols = std::min(kTileCols, n - c0);
+  int64_t perItemTiles = ceilDiv(perItem, kTileRows) * colTiles;
+  forEachItem(true, items * perItemTiles, [&](int64_t tile) {
+    int64_t item = tile / perItemTiles, inItem = tile % perItemTiles;
+    int64_t r0 = item * perItem + inItem / colTiles * kTileRows;
+    int64_t c0 = inItem % colTiles * kTileCols;
+    int64_t rows = std::min(kTileRows, (item + 1) * perItem - r0);
+    int64_t cols = std::min(kTileCols, n - c0);
     at::Tensor tileOut = y.narrow(0, r0, rows).narrow(1, c0, cols);
     at::Tensor lhs = x2.narrow(0, r0, rows), rhs = wt.narrow(1, c0, cols);
     if (b.defined())
@@ -123,6 +130,24 @@ at::Tensor tiledLinear(const at::Tensor &x, const at::Tensor &w, const at::Tenso
       at::mm_out(tileOut, lhs, rhs);
   });
   return result;
+}
+} // namespace
+
+at::Tensor tiledLinear(const at::Tensor &x, const at::Tensor &w, const at::Tensor &b) {
+  if (!x.is_cpu())
+    return b.defined() ? at::linear(x, w, b) : at::linear(x, w);
+  // The tiles restart at each batch element (dim 0), so a request's rows
+  // meet the same tiles whether it runs alone or batched with others (its
+  // guidance branches, dit.split): OpenBLAS computes a row with a kernel
+  // that depends on the row's place in the tile, and so do its bits.
+  return tiledProduct(x, x.dim() >= 2 ? x.size(0) : 1, w, b);
+}
+
+at::Tensor tiledLinearRows(const at::Tensor &rows, const at::Tensor &w,
+                           const at::Tensor &b) {
+  if (!rows.is_cpu())
+    return b.defined() ? at::linear(rows, w, b) : at::linear(rows, w);
+  return tiledProduct(rows, 1, w, b);
 }
 
 at::Tensor RowBlock::of(const at::Tensor &t) const {

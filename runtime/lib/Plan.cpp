@@ -484,6 +484,7 @@ static const std::map<std::string, OpKind> &opKinds() {
       {"tensor.empty", OpKind::TensorEmpty},
       {"dit.stack", OpKind::Stack},
       {"dit.unstack", OpKind::Unstack},
+      {"dit.split", OpKind::Split},
       {"dit.cfg_combine", OpKind::CfgCombine},
       {"dit.scheduler_step", OpKind::SchedulerStep},
       {"shard.all_reduce", OpKind::AllReduce},
@@ -807,6 +808,10 @@ private:
     case OpKind::Unstack:
       a.axis = attrs.getInt("axis", 0, kDims - 1);
       break;
+    case OpKind::Split:
+      a.axis = attrs.getInt("axis", 0, kDims - 1);
+      a.parts = attrs.getInt("parts", 1, 64);
+      break;
     case OpKind::CfgCombine: {
       const json &scales = attrs.has("guidance_scales") ? attrs.raw()["guidance_scales"]
                                                         : json();
@@ -1006,13 +1011,15 @@ const Op *overlappedLinearAt(const Function &fn, size_t index) {
   return &reduce;
 }
 
-std::vector<std::pair<int64_t, int64_t>> tileRowChunks(int64_t rows, int64_t chunks) {
-  int64_t tiles = (rows + kGemmTileRows - 1) / kGemmTileRows;
-  int64_t pieces = std::max<int64_t>(1, std::min(chunks, tiles));
-  int64_t perChunk = (tiles + pieces - 1) / pieces * kGemmTileRows;
+std::vector<std::pair<int64_t, int64_t>> tileRowChunks(int64_t items, int64_t rowsPerItem,
+                                                       int64_t chunks) {
+  int64_t tiles = (rowsPerItem + kGemmTileRows - 1) / kGemmTileRows;
+  int64_t pieces = std::max<int64_t>(1, std::min(chunks / std::max<int64_t>(1, items), tiles));
+  int64_t perChunk = std::max<int64_t>(1, (tiles + pieces - 1) / pieces * kGemmTileRows);
   std::vector<std::pair<int64_t, int64_t>> out;
-  for (int64_t first = 0; first < rows; first += perChunk)
-    out.emplace_back(first, std::min(perChunk, rows - first));
+  for (int64_t item = 0; item < items; ++item)
+    for (int64_t first = 0; first < rowsPerItem; first += perChunk)
+      out.emplace_back(item * rowsPerItem + first, std::min(perChunk, rowsPerItem - first));
   return out;
 }
 

@@ -675,6 +675,19 @@ private:
         expectResult(result, i);
       break;
     }
+    case OpKind::Split: {
+      expectCounts(1, 1, a.parts);
+      expectAxis(a.axis, in(0).size(), "axis");
+      if (in(0)[a.axis] % a.parts != 0)
+        fail("splits dim " + std::to_string(a.axis) + " of " + formatShape(in(0)) +
+             " into " + std::to_string(a.parts) + " parts; expected a size that " +
+             std::to_string(a.parts) + " divides");
+      Shape result = in(0);
+      result[a.axis] /= a.parts;
+      for (size_t i = 0; i < op->outputs.size(); ++i)
+        expectResult(result, i);
+      break;
+    }
     case OpKind::CfgCombine:
       expectCounts(a.guidanceScales.size() + 1, a.guidanceScales.size() + 1, 1);
       for (size_t i = 1; i < op->inputs.size(); ++i)
@@ -865,7 +878,9 @@ private:
         int64_t rows = 1;
         for (size_t d = 0; d + 1 < shape.size(); ++d)
           rows *= shape[d];
-        for (auto [first, count] : tileRowChunks(rows, reduce->a.overlapRowChunks))
+        int64_t items = shape.size() >= 2 ? shape[0] : 1;
+        for (auto [first, count] :
+             tileRowChunks(items, items > 0 ? rows / items : 0, reduce->a.overlapRowChunks))
           events[reduce->axes].push_back(
               {reduce->name + " row chunk at " + std::to_string(first), {count, shape.back()}});
         ++index;

@@ -466,6 +466,8 @@ class Rank:
             return [np.stack(ins, axis=a["axis"])]
         if name == "dit.unstack":
             return [np.take(x, i, axis=a["axis"]) for i in range(x.shape[a["axis"]])]
+        if name == "dit.split":
+            return np.split(x, a["parts"], axis=a["axis"])
         if name == "dit.cfg_combine":
             u = ins[-1]
             out = u.copy()

@@ -29,11 +29,12 @@ using namespace mlir::dit;
 namespace {
 
 /// dit ops that never appear in a transformer function: the partitioner's
-/// own (stack, unstack, cfg_select), the denoising step's, and the pipeline
-/// component markers. Every other dit op must implement the interfaces.
+/// own (stack, unstack, split, cfg_select), the denoising step's, and the
+/// pipeline component markers. Every other dit op must implement the
+/// interfaces.
 const std::set<std::string> kOutsideTransformer = {
-    "dit.stack",          "dit.unstack",        "dit.cfg_select",
-    "dit.cfg_combine",    "dit.scheduler_step", "dit.component"};
+    "dit.stack",       "dit.unstack",        "dit.split",    "dit.cfg_select",
+    "dit.cfg_combine", "dit.scheduler_step", "dit.component"};
 
 struct Fixture : ::testing::Test {
   DialectRegistry registry;

@@ -179,6 +179,10 @@ flags:
          R"(  --summary                 print per-program collectives and bytes per step
   --per-rank                also write rank-<r>/ bundles (manifest + that
                             rank's programs), one per host to ship
+  --no-batch-branches       run each guidance branch a rank holds as its own
+                            transformer call; by default they run as one
+                            batched call (docs/axes/cfg.md), which needs
+                            their activations at once
   --format text|json        output format (default text)
   -h, --help                this help
 
@@ -579,6 +583,7 @@ int runCompile(const std::vector<std::string> &argv) {
   args.addOption("--dtype");
   args.addSwitch("--summary");
   args.addSwitch("--per-rank");
+  args.addSwitch("--no-batch-branches");
   args.parse(argv);
   args.expectPositionals(1, "a MODEL (a bundled name, config.json or folder)");
   Format format = readFormat(args);
@@ -609,6 +614,7 @@ int runCompile(const std::vector<std::string> &argv) {
   pm.enableVerifier(false);
   PartitionOptions options;
   options.checkLegality = false; // checked above, with suggestions
+  options.batchBranches = !args.has("--no-batch-branches");
   for (Axis axis : request.deployment.meshOrder)
     options.meshOrder.push_back(toMeshAxis(axis));
   buildPartitionPipeline(pm, options);

@@ -50,6 +50,36 @@ static RankedTensorType inferOperand(ValueRange operands, size_t index) {
 }
 
 //===----------------------------------------------------------------------===//
+// Traits
+//===----------------------------------------------------------------------===//
+
+LogicalResult mlir::dit::detail::verifyBatchParallel(Operation *op) {
+  std::optional<int64_t> batch;
+  auto check = [&](Type type, StringRef what, unsigned index) -> LogicalResult {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || tensor.getRank() < 1)
+      return op->emitOpError()
+             << "is batch-parallel, so its " << what << " #" << index
+             << " must be a ranked tensor with a batch dimension, got " << type;
+    if (!batch)
+      batch = tensor.getDimSize(0);
+    if (tensor.getDimSize(0) != *batch)
+      return op->emitOpError()
+             << "is batch-parallel, but its " << what << " #" << index
+             << " has batch " << tensor.getDimSize(0) << " where the first "
+             << "operand has " << *batch;
+    return success();
+  };
+  for (auto [i, type] : llvm::enumerate(op->getOperandTypes()))
+    if (failed(check(type, "operand", i)))
+      return failure();
+  for (auto [i, type] : llvm::enumerate(op->getResultTypes()))
+    if (failed(check(type, "result", i)))
+      return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Embeddings
 //===----------------------------------------------------------------------===//
 
@@ -664,6 +694,41 @@ LogicalResult UnstackOp::inferReturnTypes(
   SmallVector<int64_t> shape(in.getShape());
   shape.erase(shape.begin() + axis);
   inferredReturnTypes.assign(in.getDimSize(axis), in.clone(shape));
+  return success();
+}
+
+LogicalResult SplitOp::verify() {
+  auto in = tensorOf(getInput());
+  int64_t axis = getAxis(), parts = getParts();
+  if (int64_t(getResults().size()) != parts)
+    return emitOpError() << "splits into " << parts << " parts, but the op has "
+                         << getResults().size() << " results";
+  if (axis >= in.getRank())
+    return emitOpError() << "axis " << axis << " is outside 0.."
+                         << in.getRank() - 1;
+  if (in.getDimSize(axis) % parts != 0)
+    return emitOpError() << "dimension " << axis << " of size "
+                         << in.getDimSize(axis) << " does not split into "
+                         << parts << " equal parts";
+  return success();
+}
+
+/// `parts` equal pieces of the input along `axis`.
+LogicalResult SplitOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> location,
+    ValueRange operands, DictionaryAttr attributes,
+    OpaqueProperties properties, RegionRange regions,
+    SmallVectorImpl<Type> &inferredReturnTypes) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  RankedTensorType in = inferOperand(operands, 0);
+  int64_t axis = adaptor.getAxis(), parts = adaptor.getParts();
+  if (!in || axis >= in.getRank() || parts < 1 ||
+      in.getDimSize(axis) % parts != 0)
+    return emitOptionalError(location, "split needs a ranked input whose "
+                                       "dimension `axis` divides into `parts`");
+  SmallVector<int64_t> shape(in.getShape());
+  shape[axis] /= parts;
+  inferredReturnTypes.assign(parts, in.clone(shape));
   return success();
 }
 

@@ -5,6 +5,7 @@
 #include "dit/IR/DitAttrs.h"
 #include "dit/IR/DitDialect.h"
 #include "dit/IR/DitInterfaces.h"
+#include "dit/IR/DitTraits.h"
 #include "mlir/Dialect/Shard/Interfaces/ShardingInterface.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"

@@ -44,6 +44,14 @@ defvar Dit_Parameters = DeclareOpInterfaceMethods<DitParameterOpInterface>;
 defvar Dit_Cost = DeclareOpInterfaceMethods<DitCostOpInterface>;
 defvar Dit_CostTraffic =
     DeclareOpInterfaceMethods<DitCostOpInterface, ["getTraffic"]>;
+// Dim 0 of every operand and result is the batch, and each batch element
+// is computed from that element alone with attributes that never depend on
+// the batch size (DitTraits.h verifies the shapes): such an op runs
+// unchanged on requests concatenated along dim 0, which dit-batch-branches
+// relies on to run guidance branches as one batch.
+def Dit_BatchParallel : NativeOpTrait<"BatchParallel"> {
+  let cppNamespace = "::mlir::dit";
+}
 // Upstream Shard's interface: loops and indexing maps of affine ops.
 defvar Dit_AffineSharding = DeclareOpInterfaceMethods<ShardingInterface,
     ["getLoopIteratorTypes", "getIndexingMaps"]>;
@@ -52,7 +60,7 @@ defvar Dit_AffineSharding = DeclareOpInterfaceMethods<ShardingInterface,
 // Embeddings
 //===----------------------------------------------------------------------===//
 
-def Dit_TimestepEmbeddingOp : Dit_Op<"timestep_embedding", [Pure,
+def Dit_TimestepEmbeddingOp : Dit_Op<"timestep_embedding", [Pure, Dit_BatchParallel,
     Dit_Shardable, Dit_Parameters, Dit_Cost]> {
   let summary = "Sinusoidal timestep features followed by an MLP";
   let description = [{
@@ -76,7 +84,7 @@ def Dit_TimestepEmbeddingOp : Dit_Op<"timestep_embedding", [Pure,
   let hasVerifier = 1;
 }
 
-def Dit_TokenMeanOp : Dit_Op<"token_mean", [Pure,
+def Dit_TokenMeanOp : Dit_Op<"token_mean", [Pure, Dit_BatchParallel,
     SameOperandsAndResultElementType, Dit_Shardable, Dit_Cost]> {
   let summary = "Mean of a replicated sequence over its tokens";
   let description = [{
@@ -96,7 +104,7 @@ def Dit_TokenMeanOp : Dit_Op<"token_mean", [Pure,
   let hasVerifier = 1;
 }
 
-def Dit_AttentionPoolOp : Dit_Op<"attention_pool", [Pure,
+def Dit_AttentionPoolOp : Dit_Op<"attention_pool", [Pure, Dit_BatchParallel,
     SameOperandsAndResultElementType, Dit_Shardable, Dit_Parameters,
     Dit_Cost]> {
   let summary = "Pool a replicated sequence by attention from its mean";
@@ -121,7 +129,7 @@ def Dit_AttentionPoolOp : Dit_Op<"attention_pool", [Pure,
   let hasVerifier = 1;
 }
 
-def Dit_PatchEmbedOp : Dit_Op<"patch_embed", [Pure,
+def Dit_PatchEmbedOp : Dit_Op<"patch_embed", [Pure, Dit_BatchParallel,
     Dit_ShardablePartition, Dit_Parameters, Dit_Cost]> {
   let summary = "Cut latents into patches and project them to the model width";
   let description = [{
@@ -180,7 +188,7 @@ def Dit_PatchEmbedOp : Dit_Op<"patch_embed", [Pure,
   let hasVerifier = 1;
 }
 
-def Dit_RotaryEmbeddingOp : Dit_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>,
+def Dit_RotaryEmbeddingOp : Dit_Op<"rope", [Pure, Dit_BatchParallel, AllTypesMatch<["input", "result"]>,
     Dit_ShardablePartition, Dit_Parameters, Dit_Cost, Dit_AffineSharding]> {
   let summary = "Rotary position embedding over a 3-D token grid";
   let description = [{
@@ -264,7 +272,7 @@ def Dit_RotaryEmbeddingOp : Dit_Op<"rope", [Pure, AllTypesMatch<["input", "resul
   let hasVerifier = 1;
 }
 
-def Dit_SincosPosEmbedOp : Dit_Op<"sincos_pos_embed", [Pure,
+def Dit_SincosPosEmbedOp : Dit_Op<"sincos_pos_embed", [Pure, Dit_BatchParallel,
     AllTypesMatch<["input", "result"]>, Dit_ShardablePartition, Dit_Cost,
     Dit_AffineSharding]> {
   let summary = "Add a fixed 3-D sinusoidal position embedding to image tokens";
@@ -298,7 +306,7 @@ def Dit_SincosPosEmbedOp : Dit_Op<"sincos_pos_embed", [Pure,
 // Linear layers and normalization
 //===----------------------------------------------------------------------===//
 
-def Dit_LinearOp : Dit_Op<"linear", [Pure, SameOperandsAndResultElementType,
+def Dit_LinearOp : Dit_Op<"linear", [Pure, Dit_BatchParallel, SameOperandsAndResultElementType,
     Dit_ShardablePartition, Dit_Parameters, Dit_Cost,
     DeclareOpInterfaceMethods<ShardingInterface, ["getLoopIteratorTypes",
         "getIndexingMaps", "getReductionLoopIteratorKinds"]>]> {
@@ -321,7 +329,7 @@ def Dit_LinearOp : Dit_Op<"linear", [Pure, SameOperandsAndResultElementType,
 }
 
 class Dit_NormOp<string mnemonic, string what>
-    : Dit_Op<mnemonic, [Pure, AllTypesMatch<["input", "result"]>,
+    : Dit_Op<mnemonic, [Pure, Dit_BatchParallel, AllTypesMatch<["input", "result"]>,
         DeclareOpInterfaceMethods<DitShardableOpInterface,
                                   ["getImplicitCollective"]>,
         Dit_Parameters, Dit_CostTraffic, Dit_AffineSharding]> {
@@ -362,7 +370,7 @@ def Dit_RMSNormOp : Dit_NormOp<"rms_norm", "RMS norm"> {
 // adaLN
 //===----------------------------------------------------------------------===//
 
-def Dit_AdaLNModulationOp : Dit_Op<"adaln_modulation", [Pure,
+def Dit_AdaLNModulationOp : Dit_Op<"adaln_modulation", [Pure, Dit_BatchParallel,
     Dit_Shardable, Dit_Parameters, Dit_Cost]> {
   let summary = "Project the conditioning vector to adaLN shift/scale/gate chunks";
   let description = [{
@@ -388,7 +396,7 @@ def Dit_AdaLNModulationOp : Dit_Op<"adaln_modulation", [Pure,
   let hasVerifier = 1;
 }
 
-def Dit_ModulateOp : Dit_Op<"modulate", [Pure, AllTypesMatch<["input", "result"]>,
+def Dit_ModulateOp : Dit_Op<"modulate", [Pure, Dit_BatchParallel, AllTypesMatch<["input", "result"]>,
     Dit_Shardable, Dit_Cost, Dit_AffineSharding]> {
   let summary = "adaLN modulation: x * (1 + scale) + shift";
   let description = [{
@@ -413,7 +421,7 @@ def Dit_ModulateOp : Dit_Op<"modulate", [Pure, AllTypesMatch<["input", "result"]
 // Attention
 //===----------------------------------------------------------------------===//
 
-def Dit_AttentionOp : Dit_Op<"attention", [Pure, SameOperandsAndResultElementType,
+def Dit_AttentionOp : Dit_Op<"attention", [Pure, Dit_BatchParallel, SameOperandsAndResultElementType,
     DeclareOpInterfaceMethods<InferTypeOpInterface>,
     DeclareOpInterfaceMethods<DitShardableOpInterface,
                               ["partition", "getImplicitCollective"]>,
@@ -470,7 +478,7 @@ def Dit_AttentionOp : Dit_Op<"attention", [Pure, SameOperandsAndResultElementTyp
 // MLP, residual, streams
 //===----------------------------------------------------------------------===//
 
-def Dit_ActivationOp : Dit_Op<"activation", [Pure,
+def Dit_ActivationOp : Dit_Op<"activation", [Pure, Dit_BatchParallel,
     DeclareOpInterfaceMethods<InferTypeOpInterface>,
     Dit_Shardable, Dit_Cost, Dit_AffineSharding]> {
   let summary = "MLP activation; gated kinds halve the last dimension";
@@ -490,7 +498,7 @@ def Dit_ActivationOp : Dit_Op<"activation", [Pure,
 }
 
 def Dit_ResidualAddOp : Dit_Op<"residual_add",
-    [Pure, AllTypesMatch<["residual", "branch", "result"]>,
+    [Pure, Dit_BatchParallel, AllTypesMatch<["residual", "branch", "result"]>,
      Dit_Shardable, Dit_Cost, Dit_AffineSharding]> {
   let summary = "x + gate * y, with an optional adaLN gate chunk";
   let description = [{
@@ -525,7 +533,7 @@ def Dit_ResidualAddOp : Dit_Op<"residual_add",
   ];
 }
 
-def Dit_ConcatStreamsOp : Dit_Op<"concat_streams", [Pure,
+def Dit_ConcatStreamsOp : Dit_Op<"concat_streams", [Pure, Dit_BatchParallel,
     SameOperandsAndResultElementType,
     DeclareOpInterfaceMethods<InferTypeOpInterface>,
     Dit_Shardable, Dit_Cost]> {
@@ -545,7 +553,7 @@ def Dit_ConcatStreamsOp : Dit_Op<"concat_streams", [Pure,
   let hasVerifier = 1;
 }
 
-def Dit_SplitStreamsOp : Dit_Op<"split_streams", [Pure,
+def Dit_SplitStreamsOp : Dit_Op<"split_streams", [Pure, Dit_BatchParallel,
     SameOperandsAndResultElementType,
     Dit_Shardable, Dit_Cost]> {
   let summary = "Split a joint sequence back into text and image streams";
@@ -563,7 +571,7 @@ def Dit_SplitStreamsOp : Dit_Op<"split_streams", [Pure,
   let hasVerifier = 1;
 }
 
-def Dit_UnpatchifyOp : Dit_Op<"unpatchify", [Pure,
+def Dit_UnpatchifyOp : Dit_Op<"unpatchify", [Pure, Dit_BatchParallel,
     Dit_ShardablePartition, Dit_Cost]> {
   let summary = "Fold tokens back into latents";
   let description = [{
@@ -620,6 +628,27 @@ def Dit_UnstackOp : Dit_Op<"unstack", [Pure,
     ```
   }];
   let arguments = (ins Dit_Tensor:$input, Dit_NonNegativeI64Attr:$axis);
+  let results = (outs Variadic<Dit_Tensor>:$results);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($results)";
+  let hasVerifier = 1;
+}
+
+def Dit_SplitOp : Dit_Op<"split", [Pure,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "Split a tensor along a dimension into equal parts";
+  let description = [{
+    The inverse of `tensor.concat` of `parts` same-shaped operands along
+    `axis`: result `i` holds slice `i` of the input's dimension `axis`, cut
+    into `parts` equal pieces. `dit-batch-branches` uses it to hand each
+    guidance branch its prediction back from the batched call.
+
+    ```mlir
+    %cond, %uncond = dit.split %pred {axis = 0 : i64, parts = 2 : i64}
+        : tensor<2x32x16xf32> -> tensor<1x32x16xf32>, tensor<1x32x16xf32>
+    ```
+  }];
+  let arguments = (ins Dit_Tensor:$input, Dit_NonNegativeI64Attr:$axis,
+                   Dit_PositiveI64Attr:$parts);
   let results = (outs Variadic<Dit_Tensor>:$results);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($results)";
   let hasVerifier = 1;

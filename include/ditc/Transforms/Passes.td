@@ -221,6 +221,51 @@ def LowerRoles : Pass<"dit-lower-roles", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::dit::DitDialect", "::mlir::shard::ShardDialect", "::mlir::tensor::TensorDialect"];
 }
 
+def BatchBranches : Pass<"dit-batch-branches", "::mlir::ModuleOp"> {
+  let summary = "Run a role's guidance branches as one batched transformer call";
+  let description = [{
+    After `dit-lower-roles`, a role that calls one transformer function for
+    several guidance branches (true CFG on cfg 1, or more branches than
+    cfg ranks) calls it once, on the branches concatenated along the batch
+    dimension, as diffusers' pipelines do: each call's operands become one
+    `tensor.concat` along dim 0, the callee is copied as
+    `@<callee>_batch<k>` with every value's batch dimension k times as
+    large, and `dit.split` hands each branch its prediction back. Every
+    weight is then read once per step instead of once per branch, and each
+    collective inside the callee runs once, on k times the bytes.
+
+    The copy is made only when every op of the callee is batch-parallel
+    (the `BatchParallel` trait of the dit ops, or an upstream op that does
+    not move data along dim 0) and every value leads with the batch;
+    otherwise the calls stay as they are (with `explain`, a remark says
+    why). With pp > 1 nothing changes: the branch calls are the pipeline's
+    micro-batches, and one batched call would leave a stage idle while the
+    other works.
+
+    ```mlir
+    %0 = call @transformer(%lat, %t, %text0) : (tensor<1x32x16xf32>, ...) -> tensor<1x32x16xf32>
+    %1 = call @transformer(%lat, %t, %text1) : (tensor<1x32x16xf32>, ...) -> tensor<1x32x16xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    %l = tensor.concat dim(0) %lat, %lat : (tensor<1x32x16xf32>, tensor<1x32x16xf32>) -> tensor<2x32x16xf32>
+    ...
+    %p = call @transformer_batch2(%l, %ts, %texts) : (tensor<2x32x16xf32>, ...) -> tensor<2x32x16xf32>
+    %0, %1 = dit.split %p {axis = 0 : i64, parts = 2 : i64} : tensor<2x32x16xf32> -> tensor<1x32x16xf32>, tensor<1x32x16xf32>
+    ```
+  }];
+  let options = [
+    Option<"explain", "explain", "bool", "false",
+           "Report each batching, and why calls stay separate, as remarks">
+  ];
+  let dependentDialects = ["::mlir::dit::DitDialect", "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numBatched", "batched", "Groups of branch calls batched">
+  ];
+}
+
 def VerifyCollectives : Pass<"dit-verify-collectives", "::mlir::ModuleOp"> {
   let summary = "Check that every group's ranks issue matching collectives";
   let description = [{

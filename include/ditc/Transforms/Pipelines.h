@@ -28,10 +28,15 @@ struct PartitionOptions : mlir::PassPipelineOptions<PartitionOptions> {
                      "configuration stops the pipeline (ditc compile checks "
                      "before it partitions, and turns it off)"),
       llvm::cl::init(true)};
+  Option<bool> batchBranches{
+      *this, "batch-branches",
+      llvm::cl::desc("Run a role's guidance branches as one batched "
+                     "transformer call (dit-batch-branches)"),
+      llvm::cl::init(true)};
 };
 
 /// [legality check ->] mesh layout -> sharding propagation -> collective insertion -> stage
-/// split -> role lowering -> collective verification. With `degrees`, the
+/// split -> role lowering [-> branch batching] -> collective verification. With `degrees`, the
 /// mesh layout runs before the legality check, so that the check judges the
 /// mesh the option sets (the check reads `dit.mesh`, never the grid).
 void buildPartitionPipeline(mlir::OpPassManager &pm,

@@ -441,6 +441,47 @@ func.func @unstack_count(%a: tensor<1x3x4xf32>) {
 
 // -----
 
+func.func @split_count(%a: tensor<4x3xf32>) {
+  // expected-error @+1 {{splits into 2 parts, but the op has 3 results}}
+  %0:3 = dit.split %a {axis = 0 : i64, parts = 2 : i64} : tensor<4x3xf32> -> tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @split_divides(%a: tensor<4x3xf32>) {
+  // expected-error @+1 {{dimension 1 of size 3 does not split into 2 equal parts}}
+  %0:2 = dit.split %a {axis = 1 : i64, parts = 2 : i64} : tensor<4x3xf32> -> tensor<4x1xf32>, tensor<4x1xf32>
+  return
+}
+
+// -----
+
+func.func @split_axis(%a: tensor<4x3xf32>) {
+  // expected-error @+1 {{axis 2 is outside 0..1}}
+  %0:2 = dit.split %a {axis = 2 : i64, parts = 2 : i64} : tensor<4x3xf32> -> tensor<2x3xf32>, tensor<2x3xf32>
+  return
+}
+
+// -----
+
+// BatchParallel ops: every operand and result leads with the same batch.
+func.func @batch_mismatch(%x: tensor<1x8x8xf32>, %m: tensor<2x6x8xf32>) {
+  // expected-error @+1 {{'dit.modulate' op is batch-parallel, but its operand #1 has batch 2 where the first operand has 1}}
+  %0 = dit.modulate %x, %m {scale = 1 : i64, shift = 0 : i64} : tensor<1x8x8xf32>, tensor<2x6x8xf32>
+  return
+}
+
+// -----
+
+func.func @batch_result(%x: tensor<2x8x8xf32>) {
+  // expected-error @+1 {{'dit.linear' op is batch-parallel, but its result #0 has batch 1 where the first operand has 2}}
+  %0 = dit.linear %x {bias = false, weight = "w"} : tensor<2x8x8xf32> -> tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
 func.func @cfg_select_slot(%a: tensor<1x4xf32>) {
   // expected-error @+1 {{slot 1 is outside the 1 branches each cfg rank runs}}
   %0 = dit.cfg_select %a, %a {slot = 1 : i64, cfg = 2 : i64} : tensor<1x4xf32>, tensor<1x4xf32> -> tensor<1x4xf32>

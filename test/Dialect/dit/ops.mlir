@@ -136,6 +136,8 @@ func.func @partitioned(%tokens: tensor<1x4x16xf32>, %q: tensor<1x4x8xf32>, %c: t
   %s = dit.stack %r, %q, %q {axis = 2 : i64} : tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32> -> tensor<1x4x3x8xf32>
   // CHECK: dit.unstack %{{.*}} {axis = 2 : i64} : tensor<1x4x3x8xf32> -> tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>
   %a, %b, %d = dit.unstack %s {axis = 2 : i64} : tensor<1x4x3x8xf32> -> tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>
+  // CHECK: dit.split %{{.*}} {axis = 1 : i64, parts = 2 : i64} : tensor<1x4x3x8xf32> -> tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>
+  %h0, %h1 = dit.split %s {axis = 1 : i64, parts = 2 : i64} : tensor<1x4x3x8xf32> -> tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>
   // CHECK: dit.cfg_select %{{.*}}, %{{.*}} {cfg = 2 : i64, slot = 0 : i64} : tensor<1x3x8xf32>, tensor<1x3x8xf32> -> tensor<1x3x8xf32>
   %t = dit.cfg_select %c, %u {slot = 0 : i64, cfg = 2 : i64} : tensor<1x3x8xf32>, tensor<1x3x8xf32> -> tensor<1x3x8xf32>
   return %a, %t : tensor<1x4x8xf32>, tensor<1x3x8xf32>

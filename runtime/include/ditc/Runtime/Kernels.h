@@ -23,8 +23,14 @@
 
 namespace ditc::runtime {
 
-/// y = x wᵀ + b over the last dimension of x; `b` may be undefined.
+/// y = x wᵀ + b over the last dimension of x; `b` may be undefined. The
+/// GEMM tiles restart at each element of dim 0 (the batch).
 at::Tensor tiledLinear(const at::Tensor &x, const at::Tensor &w, const at::Tensor &b);
+
+/// The same for 2-d `rows` that are all one batch element's: the tiles
+/// start at row 0 (a row chunk that starts at a tile of its element).
+at::Tensor tiledLinearRows(const at::Tensor &rows, const at::Tensor &w,
+                           const at::Tensor &b);
 
 /// One block of rows of a [B, S, F] tensor (any other rank is one batch
 /// element of rows of its last dimension).

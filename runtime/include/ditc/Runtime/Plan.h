@@ -43,7 +43,7 @@ enum class OpKind {
   Call, TimestepEmbedding, PatchEmbed, Linear, LayerNorm, RmsNorm,
   AdalnModulation, Modulate, ResidualAdd, Rope, SincosPosEmbed, TokenMean,
   AttentionPool, Attention, Activation,
-  ConcatStreams, SplitStreams, TensorConcat, TensorEmpty, Stack, Unstack,
+  ConcatStreams, SplitStreams, TensorConcat, TensorEmpty, Stack, Unstack, Split,
   CfgCombine, SchedulerStep, AllReduce, AllGather, AllToAll, AllSlice, Send,
   Recv,
 };
@@ -95,9 +95,10 @@ struct OpAttrs {
   double eps = 0;
   int64_t groupSize = 0;
   ActivationKind activation = ActivationKind::Gelu;
-  /// tensor.concat's dim, stack/unstack's axis, all_gather's gather_axis,
-  /// all_slice's slice_axis.
+  /// tensor.concat's dim, stack/unstack/split's axis, all_gather's
+  /// gather_axis, all_slice's slice_axis.
   int64_t axis = 0;
+  int64_t parts = 1; // split
   int64_t splitAxis = 0, concatAxis = 0; // all_to_all
   int64_t peer = -1; // send destination / recv source: an index in the group
   std::vector<double> guidanceScales;
@@ -272,11 +273,14 @@ const Op *overlappedLinearAt(const Function &fn, size_t index);
 /// not depend on the rows outside it.
 constexpr int64_t kGemmTileRows = 256;
 
-/// At most `chunks` consecutive row ranges (first, count) covering `rows`
-/// rows, each a whole number of row tiles but the last: the product of a
-/// range has the bits of those rows of the whole product. The executor and
-/// the collective tracer cut an overlapped all_reduce by it.
-std::vector<std::pair<int64_t, int64_t>> tileRowChunks(int64_t rows, int64_t chunks);
+/// Consecutive row ranges (first, count) covering `items` batch elements of
+/// `rowsPerItem` rows each: at most max(1, chunks / items) per element, each
+/// starting at a row tile of its element and a whole number of tiles but
+/// the element's last, so the product of a range has the bits of those rows
+/// of the whole product (tiledLinear's tiles restart at each element). The
+/// executor and the collective tracer cut an overlapped all_reduce by it.
+std::vector<std::pair<int64_t, int64_t>> tileRowChunks(int64_t items, int64_t rowsPerItem,
+                                                       int64_t chunks);
 
 /// One exchange of an overlapped region: head group `group`'s input
 /// all_to_all, or its output one.
