@@ -21,12 +21,23 @@ void ComputeWork::add(const ComputeWork &other, double times) {
   for (size_t c = 0; c < kNumOpClasses; ++c) {
     flops[c] += other.flops[c] * times;
     bytes[c] += other.bytes[c] * times;
+    weightBytes[c] += other.weightBytes[c] * times;
   }
   for (auto &[keys, f] : other.attentionFlopsByKeys)
     attentionFlopsByKeys[keys] += f * times;
   ringMergeElements += other.ringMergeElements * times;
 }
 
+
+ComputeWork ComputeWork::batched(double batch) const {
+  ComputeWork out;
+  out.add(*this, batch);
+  for (size_t c = 0; c < kNumOpClasses; ++c) {
+    out.bytes[c] -= (batch - 1) * weightBytes[c];
+    out.weightBytes[c] = weightBytes[c];
+  }
+  return out;
+}
 
 double StepEstimate::totalCommSeconds() const {
   double sum = 0;
@@ -267,17 +278,18 @@ public:
     return n;
   }
 
-  /// Exposed seconds of one collective; ring shifts hide behind the
-  /// attention of each hop as far as the profile's ring_overlap allows.
-  double exposed(const CollectiveWork &c) {
+  /// Exposed seconds of one collective of `batch` branches' rows at once;
+  /// ring shifts hide behind the attention of each hop as far as the
+  /// profile's ring_overlap allows.
+  double exposed(const CollectiveWork &c, double batch) {
     int64_t n = groupSize(c.axes);
     if (n < 2)
       return 0;
-    double one = collective(c.kind, c.bytes, n, c.axes);
+    double one = collective(c.kind, batch * c.bytes, n, c.axes);
     if (c.kind != CollectiveKind::RingShift)
       return one;
     ComputeWork hop;
-    hop.add(OpClass::Attention, c.overlapFlops, 0);
+    hop.add(OpClass::Attention, batch * c.overlapFlops, 0);
     if (c.overlapKeys > 0)
       hop.attentionFlopsByKeys[c.overlapKeys] = c.overlapFlops;
     double hidden = hw.ringOverlap * computeSeconds(hop, hw, rates);
@@ -292,6 +304,12 @@ public:
     if (partition.empty())
       partition = defaultPipelinePartition(int64_t(work.blocks.size()), stages);
     double calls = double(config.branchCalls) / double(d[Axis::CFG]);
+    // dit-batch-branches: one call on the branches' batch, so each
+    // collective runs once on `batch` times the bytes (and pays its latency
+    // once); the FLOPs and activation bytes are the same, and the weights
+    // are read once instead of `calls` times.
+    double batch = stages == 1 && config.batchBranches && calls > 1 ? calls : 1;
+    double callsPerStep = calls / batch;
 
     struct Stage {
       double compute = 0, params = 0, buffers = 0, flops = 0;
@@ -310,18 +328,20 @@ public:
           if (n > 1)
             stage.bytesSent[c.axes.front()] +=
                 calls * double(c.hops) * collectiveBytesSent(c.kind, c.bytes, n);
-          double seconds = exposed(c) * calls;
+          double seconds = exposed(c, batch) * callsPerStep;
           if (seconds > 0)
             stage.comm[c.axes.front()] += seconds;
-          stage.buffers = std::max(stage.buffers, 2 * c.bytes);
+          stage.buffers = std::max(stage.buffers, 2 * batch * c.bytes);
         }
       };
       if (s == 0)
         add(work.prologue);
       for (int64_t i = 0; i < partition[s] && block < work.blocks.size(); ++i)
         add(work.blocks[block++]);
-      stage.compute = computeSeconds(compute, hw, rates) * calls;
-      stage.flops = compute.totalFlops() * calls;
+      if (batch > 1)
+        compute = compute.batched(batch);
+      stage.compute = computeSeconds(compute, hw, rates) * callsPerStep;
+      stage.flops = compute.totalFlops() * callsPerStep;
     }
 
     StepEstimate out;
@@ -394,7 +414,7 @@ public:
       out.paramBytes = std::max(out.paramBytes, stage.params);
       out.bufferBytes = std::max(out.bufferBytes, stage.buffers);
     }
-    out.activationBytes = work.peakActivationBytes;
+    out.activationBytes = batch * work.peakActivationBytes;
     // Every axis whose groups span nodes, whether or not it communicates
     // (dp replicas across nodes cost nothing, and say so).
     for (Axis axis : kAllAxes)

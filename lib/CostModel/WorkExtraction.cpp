@@ -157,7 +157,7 @@ private:
       if (auto attention = dyn_cast<dit::AttentionOp>(op))
         accountAttention(attention, flops, bytes, work);
       else
-        work.compute.add(opClass, flops, bytes);
+        work.compute.add(opClass, flops, bytes, weights);
       if (isa<dit::RMSNormOp, dit::LayerNormOp>(op) &&
           op->hasAttr(kReduceStatsAttrName)) {
         // Per-row sums (and sums of squares) in float32, over tp.

@@ -186,6 +186,40 @@ TEST(EstimateStep, CFGSplitsTheBranchCallsAndGathersOnce) {
   EXPECT_NEAR(split.commSeconds.at(Axis::CFG), gather, 1e-12);
 }
 
+TEST(EstimateStep, BatchedBranchesPayEachCollectiveOnceAndReadWeightsOnce) {
+  HardwareProfile hw = toyProfile();
+  TransformerWork work = twoBlocks();
+  work.shape = degrees({{Axis::TP, 2}});
+  // A memory-bound linear per block: 1 GB of activations in and out, and
+  // its 1 GB of weights.
+  for (BlockWork &block : work.blocks)
+    block.compute.add(OpClass::Gemm, 0, 2e9, 1e9);
+  Configuration batched = configOf(work.shape, /*branchCalls=*/2);
+  Configuration calls = batched;
+  calls.batchBranches = false;
+  StepEstimate one = estimateStep(work, batched, hw);
+  StepEstimate two = estimateStep(work, calls, hw);
+  // Per block one ring all-reduce (2 latencies and the buffer once) of
+  // both branches' rows, or one per branch.
+  EXPECT_NEAR(one.commSeconds.at(Axis::TP), 2 * (2 * 2e-6 + 2e8 / 100e9), 1e-12);
+  EXPECT_NEAR(two.commSeconds.at(Axis::TP), 2 * 2 * (2 * 2e-6 + 1e8 / 100e9), 1e-12);
+  // GEMMs: the FLOPs twice either way; the weights read once per step
+  // batched ((2 x 1 + 1) GB of bytes per block), twice per branch call.
+  double flops = 2 * 1e12 / 50e12;
+  EXPECT_NEAR(one.computeSeconds, std::max(2 * flops, 2 * 3e9 / 1e12), 1e-12);
+  EXPECT_NEAR(two.computeSeconds, 2 * std::max(flops, 2 * 2e9 / 1e12), 1e-12);
+  EXPECT_DOUBLE_EQ(one.flopsPerRank, two.flopsPerRank);
+  // Both branches' activations and collective buffers at once.
+  EXPECT_DOUBLE_EQ(one.activationBytes, 2 * two.activationBytes);
+  EXPECT_DOUBLE_EQ(one.bufferBytes, 2 * two.bufferBytes);
+  // Pipeline stages keep the branches as micro-batches.
+  Configuration staged = configOf(degrees({{Axis::PP, 2}}), 2);
+  Configuration stagedCalls = staged;
+  stagedCalls.batchBranches = false;
+  EXPECT_DOUBLE_EQ(estimateStep(work, staged, hw).stepSeconds,
+                   estimateStep(work, stagedCalls, hw).stepSeconds);
+}
+
 TEST(EstimateStep, AGroupAcrossNodesPaysTheNIC) {
   HardwareProfile hw = toyProfile();
   TransformerWork work = twoBlocks();

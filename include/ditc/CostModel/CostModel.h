@@ -30,6 +30,11 @@ struct Configuration {
   /// Transformer calls per step across all branches (1 for distilled
   /// models, 2 for true CFG), before cfg splits them.
   int64_t branchCalls = 1;
+  /// Whether a rank that holds several branches runs them as one batched
+  /// call, as `ditc compile` does unless --no-batch-branches
+  /// (dit-batch-branches); never with pp > 1, where the calls are the
+  /// pipeline's micro-batches.
+  bool batchBranches = true;
 };
 
 struct StepEstimate {

@@ -29,7 +29,9 @@ const char *opClassName(OpClass opClass);
 
 /// FLOPs and bytes moved through memory, per op class.
 struct ComputeWork {
-  std::array<double, kNumOpClasses> flops{}, bytes{};
+  /// `bytes` counts operands, results and the weights the ops read;
+  /// `weightBytes` is the weights' part of it.
+  std::array<double, kNumOpClasses> flops{}, bytes{}, weightBytes{};
   /// Attention FLOPs by the keys one call of the attention kernel sees
   /// (the whole key sequence, or one ring hop's block): a kernel's
   /// efficiency grows with the keys per call (HardwareProfile::
@@ -40,11 +42,16 @@ struct ComputeWork {
   /// over merges; each costs HardwareProfile::ringMergeBytes of memory
   /// traffic (its FLOPs are in the elementwise class).
   double ringMergeElements = 0;
-  void add(OpClass c, double f, double b) {
+  void add(OpClass c, double f, double b, double weights = 0) {
     flops[size_t(c)] += f;
     bytes[size_t(c)] += b;
+    weightBytes[size_t(c)] += weights;
   }
   void add(const ComputeWork &other, double times = 1.0);
+  /// The same ops on `batch` requests concatenated along the batch
+  /// dimension: batch times the FLOPs and activation bytes, the weights
+  /// read once.
+  ComputeWork batched(double batch) const;
   double totalFlops() const { return flops[0] + flops[1] + flops[2]; }
 };
 
