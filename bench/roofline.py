@@ -12,7 +12,9 @@ configuration, in one run.
 3. dit-run's step time (rank 0's --report, the median of the timed steps
    of --repeats runs that alternate the thread settings; each run's first
    step is a warm-up and left out) for one rank and each 2-rank
-   configuration (cfg2, tp2, ulysses2, ring2, kv_gather2, pp2), with the
+   configuration (cfg2, tp2, ulysses2, ring2, kv_gather2, pp2), and one
+   rank and tp2 with the CFG branches as two calls (--no-batch-branches;
+   the others run a rank's branches as one batched call), with the
    default threads and with each explicit --threads value from 1 to the
    core count.
 
@@ -27,7 +29,7 @@ the step waited for, and the whole; "-" where the report has no
 comm_axes), and per configuration how the default compares with the best
 explicit --threads.
 Every output is checked against the one-rank default run: identical bytes
-for one-rank, cfg2 and pp2 at any thread count (docs/runtime.md, "Threads"),
+for one-rank, unbatched, cfg2 and pp2 at any thread count (docs/runtime.md, "Threads"),
 and at most 1e-5 max relative error for the others. A mismatch exits 1.
 
 Usage: bench/roofline.py [--build build] [--steps 3] [--repeats 2]
@@ -50,15 +52,19 @@ MODEL = "bench-wan"
 WORKLOAD = ["--height", "256", "--width", "256", "--num-frames", "9", "--dtype", "f32"]
 CONFIGS = {
     "one-rank": [],
+    # The CFG branches as two calls instead of one batched call
+    # (dit-batch-branches), beside the batched runs.
+    "unbatched": ["--no-batch-branches"],
     "cfg2": ["--cfg-parallel-size", "2"],
     "tp2": ["--tp-size", "2"],
+    "tp2-unbat": ["--tp-size", "2", "--no-batch-branches"],
     "ulysses2": ["--ulysses-degree", "2"],
     "ring2": ["--ring-degree", "2"],
     "kv_gather2": ["--kv-gather-degree", "2"],
     "pp2": ["--pp-size", "2"],
 }
 # The same computation placed elsewhere: the bytes must not change.
-BITWISE = {"one-rank", "cfg2", "pp2"}
+BITWISE = {"one-rank", "unbatched", "cfg2", "pp2"}
 TOLERANCE = 1e-5
 
 
