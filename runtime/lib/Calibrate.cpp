@@ -225,8 +225,9 @@ measureCollectives(const std::vector<int64_t> &sizes,
                      ": building the gloo group failed: " + firstLine(error));
   }
   configureThreads(0);
-  // all_reduce and all_to_all as dit-run runs them between ranks of one
-  // host: in shared memory, where the ranks agree to (HostReduce.h).
+  // all_reduce, all_gather and all_to_all as dit-run runs them between
+  // ranks of one host: in shared memory, where the ranks agree to
+  // (HostReduce.h).
   std::vector<int64_t> ranks;
   for (int64_t r = 0; r < world; ++r)
     ranks.push_back(r);
@@ -276,7 +277,25 @@ measureCollectives(const std::vector<int64_t> &sizes,
         std::vector<at::Tensor> t{x};
         pg->allreduce(t)->wait(timeout);
       });
+      // all_gather: through shared memory, the exchange of x repeated to
+      // every member (dit-run's Communicator::allGather); through gloo's
+      // all_to_all of the same chunks when that does not fit a slot.
+      at::Tensor gathered = at::empty({world, n}, at::kFloat);
+      at::Tensor repeated = x.unsqueeze(0).expand({world, n});
+      at::Tensor repeatedCopy = hostReduce ? repeated.contiguous() : at::Tensor();
+      bool gatherShared = hostReduce && hostReduce->exchangeFits(gathered);
       time("all_gather", bytes, [&] {
+        if (gatherShared) {
+          hostReduce->collectExchange(
+              hostReduce->postExchange(repeated, gathered, timeout, "all_gather"),
+              timeout);
+          return;
+        }
+        std::vector<int64_t> equal;
+        if (hostReduce) {
+          pg->alltoall_base(gathered, repeatedCopy, equal, equal)->wait(timeout);
+          return;
+        }
         std::vector<std::vector<at::Tensor>> out(1);
         for (int64_t r = 0; r < world; ++r)
           out[0].push_back(at::empty({n}, at::kFloat));

@@ -483,6 +483,20 @@ at::Tensor Communicator::allGather(const at::Tensor &x,
                                    const std::vector<std::string> &axes,
                                    int64_t dim, const std::string &what) {
   Group &group = groupFor(axes);
+  // Between ranks of one host: the exchange in which every member sends
+  // each peer the same chunk, its x (a stride-0 view), through shared
+  // memory; gloo's loopback all_gather needs its own thread, which finds
+  // no free core while the ranks compute. (A gather too large for a slot
+  // goes through gloo's all_to_all of the same chunks.)
+  at::Tensor wireProbe =
+      at::empty({0}, x.options().dtype(wireType(x.scalar_type(), options.backend)));
+  group.exchanged = true;
+  if (hostReducer(group, wireProbe)) {
+    std::vector<int64_t> repeated = x.sizes().vec();
+    repeated.insert(repeated.begin(), int64_t(group.members.size()));
+    return finishTransfer(startExchange(group, x.unsqueeze(0).expand(repeated), dim,
+                                        x.scalar_type(), "all_gather", what));
+  }
   CommTimer timer(ledger, group.key);
   at::Tensor in = wire(x, options.backend);
   std::vector<at::Tensor> out;
@@ -517,20 +531,21 @@ concatenateChunks(int64_t concatDim, at::ScalarType dtype) {
   };
 }
 
-int Communicator::startExchange(Group &group, const at::Tensor &x, int64_t splitDim,
-                                int64_t concatDim, const std::string &what) {
+int Communicator::startExchange(Group &group, const at::Tensor &chunks, int64_t concatDim,
+                                at::ScalarType dtype, const char *collective,
+                                const std::string &what) {
   std::unique_ptr<Transfer> transfer = newTransfer(group, what);
-  at::Tensor chunks = chunksFirst(x, int64_t(group.members.size()), splitDim);
   transfer->received = at::empty(
-      chunks.sizes(), x.options().dtype(wireType(x.scalar_type(), options.backend)));
-  transfer->complete = concatenateChunks(concatDim, x.scalar_type());
+      chunks.sizes(), chunks.options().dtype(wireType(dtype, options.backend)));
+  transfer->complete = concatenateChunks(concatDim, dtype);
   try {
     group.exchanged = true;
     HostReduce *local = hostReducer(group, transfer->received);
     if (local && local->exchangeFits(transfer->received)) {
-      // Copied straight from x's strides into this rank's slot; collected
-      // in finish, in this thread.
-      uint32_t number = local->postExchange(chunks, transfer->received, options.timeout);
+      // Copied straight from the chunks' strides into this rank's slot;
+      // collected in finish, in this thread.
+      uint32_t number =
+          local->postExchange(chunks, transfer->received, options.timeout, collective);
       transfer->collect = [local, number, timeout = options.timeout] {
         return local->collectExchange(number, timeout);
       };
@@ -550,7 +565,9 @@ at::Tensor Communicator::allToAll(const at::Tensor &x,
                                   const std::vector<std::string> &axes,
                                   int64_t splitDim, int64_t concatDim,
                                   const std::string &what) {
-  return finishTransfer(startExchange(groupFor(axes), x, splitDim, concatDim, what));
+  Group &group = groupFor(axes);
+  return finishTransfer(startExchange(group, chunksFirst(x, int64_t(group.members.size()), splitDim),
+                                      concatDim, x.scalar_type(), "all_to_all", what));
 }
 
 void Communicator::send(const at::Tensor &x, const std::vector<std::string> &axes,
@@ -712,7 +729,9 @@ int Communicator::startAllToAll(const at::Tensor &x,
                                 const std::vector<std::string> &axes,
                                 int64_t splitDim, int64_t concatDim,
                                 const std::string &what) {
-  return startExchange(groupFor(axes), x, splitDim, concatDim, what);
+  Group &group = groupFor(axes);
+  return startExchange(group, chunksFirst(x, int64_t(group.members.size()), splitDim),
+                       concatDim, x.scalar_type(), "all_to_all", what);
 }
 
 int Communicator::startAllReduce(const at::Tensor &x,

@@ -403,7 +403,8 @@ bool HostReduce::exchangeFits(const at::Tensor &chunks) const {
 }
 
 uint32_t HostReduce::postExchange(const at::Tensor &chunks, at::Tensor received,
-                                  std::chrono::milliseconds timeout) {
+                                  std::chrono::milliseconds timeout,
+                                  const char *collective) {
   Clock::time_point deadline = Clock::now() + timeout;
   uint32_t number = posted;
   uint32_t which = number % kExchangeSlots;
@@ -413,7 +414,7 @@ uint32_t HostReduce::postExchange(const at::Tensor &chunks, at::Tensor received,
   for (size_t m = 0; m < segments.size(); ++m)
     if (int64_t(m) != index)
       awaitCounter(m, segments[m]->collected(), number - kExchangeSlots + 1, deadline,
-                   timeout, "all_to_all",
+                   timeout, collective,
                    [&] { collectPosted(std::nullopt, deadline, timeout); });
   at::Tensor slot = at::from_blob(segments[index]->exchangeSlot(which),
                                   received.sizes(), received.options());
@@ -424,7 +425,7 @@ uint32_t HostReduce::postExchange(const at::Tensor &chunks, at::Tensor received,
                            std::memory_order_relaxed);
   mine.posted()->store(number + 1, std::memory_order_release);
   futex(mine.posted(), FUTEX_WAKE, INT_MAX, nullptr);
-  incoming.push_back({number, std::move(received), Clock::time_point(), false});
+  incoming.push_back({number, collective, std::move(received), Clock::time_point(), false});
   ++posted;
   return number;
 }
@@ -444,7 +445,7 @@ void HostReduce::collectPosted(std::optional<uint32_t> upTo,
         continue;
       std::atomic<uint32_t> *theirs = segments[m]->posted();
       if (wait)
-        awaitCounter(m, theirs, entry.number + 1, deadline, timeout, "all_to_all",
+        awaitCounter(m, theirs, entry.number + 1, deadline, timeout, entry.collective,
                      nullptr);
       else if (int32_t(theirs->load(std::memory_order_acquire) - (entry.number + 1)) < 0)
         return;

@@ -324,6 +324,38 @@ TEST(HostReduce, ExchangesChunksWithMoreInFlightThanSlots) {
     EXPECT_EQ(codes[m], 0) << "member " << m << ": " << shared.message(m);
 }
 
+// An all_gather is the exchange whose chunks are one tensor repeated (a
+// stride-0 view, as Communicator::allGather posts it): every member gets
+// every member's tensor in member order.
+TEST(HostReduce, GathersARepeatedTensor) {
+  const int members = 3;
+  const int64_t length = 777;
+  Shared shared(0, members);
+  std::vector<int> codes = runMembers(members, [&](int m, const auto &allGather) {
+    std::string why;
+    auto reducer = HostReduce::setUp(m, {0, 1, 2}, "gather", allGather, why);
+    if (!reducer) {
+      shared.say(m, why);
+      return 1;
+    }
+    at::Tensor mine = at::arange(length, at::kFloat) + 1000.0 * m;
+    at::Tensor repeated = mine.unsqueeze(0).expand({members, length});
+    at::Tensor gathered = at::empty({members, length}, at::kFloat);
+    reducer->collectExchange(
+        reducer->postExchange(repeated, gathered, std::chrono::seconds(20), "all_gather"),
+        std::chrono::seconds(20));
+    for (int64_t from = 0; from < members; ++from)
+      if (!at::equal(gathered[from], at::arange(length, at::kFloat) + 1000.0 * from)) {
+        shared.say(m, "row " + std::to_string(from) + " is not member " +
+                          std::to_string(from) + "'s tensor");
+        return 2;
+      }
+    return 0;
+  });
+  for (int m = 0; m < members; ++m)
+    EXPECT_EQ(codes[m], 0) << "member " << m << ": " << shared.message(m);
+}
+
 TEST(HostReduce, ExchangesOnlyWhatFitsASlot) {
   Shared shared(0, 2);
   std::vector<int> codes = runMembers(2, [&](int m, const auto &allGather) {

@@ -157,11 +157,15 @@ private:
   /// The group's shared-memory all-reduce for `buffer`, set up at its first
   /// use; nullptr when `buffer` goes through the backend.
   HostReduce *hostReducer(Group &group, const at::Tensor &buffer);
-  /// Starts the all_to_all of `x` over `group`: through shared memory where
-  /// the group has it and the exchange fits a slot, through the backend
-  /// otherwise.
-  int startExchange(Group &group, const at::Tensor &x, int64_t splitDim,
-                    int64_t concatDim, const std::string &what);
+  /// Starts the exchange of `chunks` ([members, ...chunk], any strides)
+  /// over `group`, member m getting chunk m, and laying what it receives
+  /// along `concatDim` in `dtype`: through shared memory where the group
+  /// has it and the exchange fits a slot, through the backend's all_to_all
+  /// otherwise. An all_to_all's chunks are slices of its input; an
+  /// all_gather's are its input repeated.
+  int startExchange(Group &group, const at::Tensor &chunks, int64_t concatDim,
+                    at::ScalarType dtype, const char *collective,
+                    const std::string &what);
   [[noreturn]] void fail(const std::string &what, const Group &group,
                          const std::exception &error);
 

@@ -83,9 +83,12 @@ public:
   /// float64 once in `received`'s dtype) into this member's next exchange
   /// slot and posts it. `received`, contiguous and shaped like `chunks`,
   /// gets chunk `index` of member m's chunks at row m when the exchange is
-  /// collected. Returns the exchange's number. Throws as sumInPlace does.
+  /// collected. Returns the exchange's number. Throws as sumInPlace does,
+  /// naming `collective` (an all_gather is the exchange whose chunks are
+  /// one tensor repeated, a stride-0 view).
   uint32_t postExchange(const at::Tensor &chunks, at::Tensor received,
-                        std::chrono::milliseconds timeout);
+                        std::chrono::milliseconds timeout,
+                        const char *collective = "all_to_all");
   /// Waits until every member has posted exchange `number` and fills its
   /// `received` (collecting the earlier ones first). Returns when the last
   /// member posted it: the moment its data was there to read.
@@ -123,6 +126,7 @@ private:
   /// first; `collected` counts the ones before them.
   struct Incoming {
     uint32_t number;
+    const char *collective; // for messages
     at::Tensor received;
     std::chrono::steady_clock::time_point lastPosted;
     bool done = false;
