@@ -590,6 +590,10 @@ class RankProgram:
             axis = a["axis"]
             return lambda xs, _: list(torch.unbind(xs[0], dim=axis))
 
+        if name == "dit.split":
+            axis, parts = a["axis"], a["parts"]
+            return lambda xs, _: list(torch.chunk(xs[0], parts, dim=axis))
+
         if name == "dit.cfg_combine":
             scales = a["guidance_scales"]
 
