@@ -145,6 +145,8 @@ struct BranchBatcher {
   /// Why `calls` cannot become one batched call of `callee`; empty when
   /// they can.
   std::string refusalFor(ArrayRef<func::CallOp> calls, func::FuncOp callee) {
+    if (!callee.getBody().hasOneBlock())
+      return "@" + callee.getName().str() + " has more than one block";
     Block &body = callee.front();
     if (body.getNumArguments() == 0)
       return "@" + callee.getName().str() + " takes no arguments";
