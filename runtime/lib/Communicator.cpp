@@ -133,6 +133,9 @@ struct Transfer {
   Clock::time_point started;
   Clock::time_point startReturned; // the caller left the start call
   std::future<Clock::time_point> done;
+  /// Started and finished in one call (allGather, allToAll): the caller
+  /// waited for all of it, so all of it is exposed.
+  bool blocking = false;
 };
 
 //===----------------------------------------------------------------------===//
@@ -494,7 +497,7 @@ at::Tensor Communicator::allGather(const at::Tensor &x,
   if (hostReducer(group, wireProbe)) {
     std::vector<int64_t> repeated = x.sizes().vec();
     repeated.insert(repeated.begin(), int64_t(group.members.size()));
-    return finishTransfer(startExchange(group, x.unsqueeze(0).expand(repeated), dim,
+    return finishBlocking(startExchange(group, x.unsqueeze(0).expand(repeated), dim,
                                         x.scalar_type(), "all_gather", what));
   }
   CommTimer timer(ledger, group.key);
@@ -566,7 +569,7 @@ at::Tensor Communicator::allToAll(const at::Tensor &x,
                                   int64_t splitDim, int64_t concatDim,
                                   const std::string &what) {
   Group &group = groupFor(axes);
-  return finishTransfer(startExchange(group, chunksFirst(x, int64_t(group.members.size()), splitDim),
+  return finishBlocking(startExchange(group, chunksFirst(x, int64_t(group.members.size()), splitDim),
                                       concatDim, x.scalar_type(), "all_to_all", what));
 }
 
@@ -653,13 +656,18 @@ at::Tensor Communicator::finish(std::unique_ptr<Transfer> transfer) {
     result = transfer->complete ? transfer->complete(transfer->received)
                                 : transfer->received;
   Clock::time_point end = Clock::now();
+  const std::string &key = transfer->group->key;
+  if (transfer->blocking) {
+    ledger.add(key, transfer->started, end,
+               std::chrono::duration<double>(end - transfer->started).count());
+    return result;
+  }
   // In flight from the start until the data arrived, and while the caller
   // assembles the result after its wait.
   // The caller's time inside start is in flight too: a small transfer can
   // complete before the thread that stamps it is even launched, and the raw
   // time must still cover every exposed moment.
   completed = std::max(completed, transfer->startReturned);
-  const std::string &key = transfer->group->key;
   ledger.add(key, transfer->started, completed,
              std::chrono::duration<double>(transfer->startReturned -
                                            transfer->started)
@@ -759,6 +767,13 @@ int Communicator::startAllReduce(const at::Tensor &x,
     fail(what, group, error);
   }
   return start(std::move(transfer));
+}
+
+at::Tensor Communicator::finishBlocking(int handle) {
+  auto it = pending.find(handle);
+  if (it != pending.end())
+    it->second->blocking = true;
+  return finishTransfer(handle);
 }
 
 at::Tensor Communicator::finishTransfer(int handle) {

@@ -127,6 +127,10 @@ public:
   int startAllReduce(const at::Tensor &x, const std::vector<std::string> &axes,
                      const std::string &what);
   at::Tensor finishTransfer(int handle);
+  /// finishTransfer for a transfer its caller started and waits for at
+  /// once: its whole time counts as exposed (raw = exposed), as for the
+  /// other blocking collectives.
+  at::Tensor finishBlocking(int handle);
 
   /// The leader of this rank's dp replica (its lowest rank) receives every
   /// output holder's block of the replica and returns them in block order;
