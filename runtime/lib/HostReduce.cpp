@@ -416,10 +416,12 @@ uint32_t HostReduce::postExchange(const at::Tensor &chunks, at::Tensor received,
       awaitCounter(m, segments[m]->collected(), number - kExchangeSlots + 1, deadline,
                    timeout, collective,
                    [&] { collectPosted(std::nullopt, deadline, timeout); });
+  // Only the chunks peers read go through the slot; the rank's own chunk
+  // goes straight to its place in the result (one copy, not two).
   at::Tensor slot = at::from_blob(segments[index]->exchangeSlot(which),
                                   received.sizes(), received.options());
-  slot.copy_(chunks);
-  received.select(0, index).copy_(slot.select(0, index));
+  for (int64_t m = 0; m < int64_t(segments.size()); ++m)
+    (m == index ? received : slot).select(0, m).copy_(chunks.select(0, m));
   Segment &mine = *segments[index];
   mine.stamp(which)->store(Clock::now().time_since_epoch().count(),
                            std::memory_order_relaxed);

@@ -79,9 +79,10 @@ public:
   /// same shape and dtype) fits an exchange slot; larger ones go through
   /// the backend (every member decides alike, from the same shape).
   bool exchangeFits(const at::Tensor &chunks) const;
-  /// Starts an all_to_all: copies `chunks` (any strides, float32 or
-  /// float64 once in `received`'s dtype) into this member's next exchange
-  /// slot and posts it. `received`, contiguous and shaped like `chunks`,
+  /// Starts an all_to_all: copies the peers' rows of `chunks` (any
+  /// strides, float32 or float64 once in `received`'s dtype) into this
+  /// member's next exchange slot, its own row straight into `received`,
+  /// and posts it. `received`, contiguous and shaped like `chunks`,
   /// gets chunk `index` of member m's chunks at row m when the exchange is
   /// collected. Returns the exchange's number. Throws as sumInPlace does,
   /// naming `collective` (an all_gather is the exchange whose chunks are
