@@ -26,7 +26,8 @@ resident set once the parameters are in place (peak RSS minus --report's
 rss_ready_mib, over activation_bytes), and per communication axis the
 exposed and raw collective time per step (--report's comm_axes: the part
 the step waited for, and the whole; "-" where the report has no
-comm_axes), and per configuration how the default compares with the best
+comm_axes) with, for shared-memory collectives, the exposed time's wait
+for the slower member (peer_wait_ms), and per configuration how the default compares with the best
 explicit --threads.
 Every output is checked against the one-rank default run: identical bytes
 for one-rank, unbatched, cfg2 and pp2 at any thread count (docs/runtime.md, "Threads"),
@@ -88,19 +89,24 @@ def plan_flops(plan):
 
 
 def comm_columns(reports):
-    """'axis exposed/raw' ms per step for each axis of --report's comm_axes,
-    averaged over `reports`; '-' when they have none."""
+    """'axis exposed/raw (wait w)' ms per step for each axis of --report's
+    comm_axes, averaged over `reports`, w being the exposed time's wait for
+    the slower member (shared-memory collectives only; omitted where 0);
+    '-' when they have none."""
+    fields = ("raw_ms", "exposed_ms", "peer_wait_ms")
     sums = {}
     for report in reports:
         for axis, t in (report.get("comm_axes") or {}).items():
-            raw, exposed = sums.get(axis, (0.0, 0.0))
-            sums[axis] = (raw + t["raw_ms"], exposed + t["exposed_ms"])
+            total = sums.setdefault(axis, dict.fromkeys(fields, 0.0))
+            for field in fields:
+                total[field] += t.get(field, 0.0)  # older runtimes: no peer wait
     if not sums:
         return "-", {}
     n = len(reports)
-    means = {axis: {"raw_ms": raw / n, "exposed_ms": exposed / n}
-             for axis, (raw, exposed) in sums.items()}
+    means = {axis: {field: v / n for field, v in t.items()}
+             for axis, t in sums.items()}
     text = " ".join(f"{axis} {t['exposed_ms']:.0f}/{t['raw_ms']:.0f}"
+                    + (f" (wait {t['peer_wait_ms']:.0f})" if t["peer_wait_ms"] > 0.5 else "")
                     for axis, t in sorted(means.items()))
     return text, means
 
@@ -170,7 +176,8 @@ def main():
     print("memory = max over ranks of (peak RSS - parameters) / the plan's "
           "activation_bytes (goal <= 1.5); steps = max over ranks of (peak RSS - "
           "RSS with the parameters in place) / activation_bytes")
-    print("comm = per axis, exposed/raw collective ms per step (rank 0)")
+    print("comm = per axis, exposed/raw collective ms per step (rank 0); wait = "
+          "the exposed ms spent waiting for the slower member (shared memory)")
     print(f"{'config':11} {'ranks':>5} {'GFLOP':>7} {'threads':>8} {'step ms':>9} "
           f"{'GFLOP/s':>8} {'of peak':>8} {'memory':>7} {'steps':>6} "
           f"{'max rel diff':>13}  comm")

@@ -396,10 +396,16 @@ void CommLedger::add(const std::string &key, Clock::time_point from,
     inFlight[key].emplace_back(from, to);
 }
 
+void CommLedger::addPeerWait(const std::string &key, double seconds) {
+  peerWait[key] += seconds;
+}
+
 std::map<std::string, CommTime> CommLedger::take() {
   std::map<std::string, CommTime> out;
   for (const auto &[key, seconds] : exposed)
     out[key].exposedSeconds = seconds;
+  for (const auto &[key, seconds] : peerWait)
+    out[key].peerWaitSeconds = seconds;
   // Raw: the union of the intervals, so transfers queued or running
   // together (Ulysses head groups) count their common time once.
   for (auto &[key, intervals] : inFlight) {
@@ -416,6 +422,7 @@ std::map<std::string, CommTime> CommLedger::take() {
     out[key].rawSeconds = raw;
   }
   exposed.clear();
+  peerWait.clear();
   inFlight.clear();
   return out;
 }
@@ -454,13 +461,20 @@ at::Tensor Communicator::allReduce(const at::Tensor &x,
   try {
     group.allReduced = true;
     if (HostReduce *local = hostReducer(group, buffer))
-      local->sumInPlace(buffer, options.timeout);
+      sumOnHost(*local, group.key, buffer);
     else
       group.allreduce(buffer)();
   } catch (const std::exception &error) {
     fail(what, group, error);
   }
   return buffer.to(x.scalar_type());
+}
+
+void Communicator::sumOnHost(HostReduce &local, const std::string &key,
+                             at::Tensor &buffer) {
+  double waitedBefore = local.peerWaitSeconds();
+  local.sumInPlace(buffer, options.timeout);
+  ledger.addPeerWait(key, local.peerWaitSeconds() - waitedBefore);
 }
 
 HostReduce *Communicator::hostReducer(Group &group, const at::Tensor &buffer) {
@@ -547,10 +561,16 @@ int Communicator::startExchange(Group &group, const at::Tensor &chunks, int64_t 
     if (local && local->exchangeFits(transfer->received)) {
       // Copied straight from the chunks' strides into this rank's slot;
       // collected in finish, in this thread.
+      double waitedBefore = local->peerWaitSeconds();
       uint32_t number =
           local->postExchange(chunks, transfer->received, options.timeout, collective);
-      transfer->collect = [local, number, timeout = options.timeout] {
-        return local->collectExchange(number, timeout);
+      ledger.addPeerWait(group.key, local->peerWaitSeconds() - waitedBefore);
+      transfer->collect = [this, local, number, key = group.key,
+                           timeout = options.timeout] {
+        double waitedBefore = local->peerWaitSeconds();
+        Clock::time_point lastPosted = local->collectExchange(number, timeout);
+        ledger.addPeerWait(key, local->peerWaitSeconds() - waitedBefore);
+        return lastPosted;
       };
     } else {
       // One copy into the wire's dtype, laid out as alltoall_base sends it.
@@ -760,7 +780,7 @@ int Communicator::startAllReduce(const at::Tensor &x,
     // is complete when the start returns.
     group.allReduced = true;
     if (HostReduce *local = hostReducer(group, buffer))
-      local->sumInPlace(buffer, options.timeout);
+      sumOnHost(*local, group.key, buffer);
     else
       transfer->waits.push_back(group.allreduce(buffer));
   } catch (const std::exception &error) {

@@ -300,14 +300,22 @@ void HostReduce::awaitCounter(size_t member, std::atomic<uint32_t> *word,
   // A counter is never far from its target; the difference decides, so the
   // counters may wrap.
   auto reached = [&](uint32_t seen) { return int32_t(seen - target) >= 0; };
+  if (reached(word->load(std::memory_order_acquire)))
+    return;
   int spins = 0;
-  Clock::time_point lastCheck = Clock::now();
+  Clock::time_point began = Clock::now(), lastCheck = began;
+  Clock::duration working{}; // in `meanwhile`: this member's own work
   for (;;) {
     uint32_t seen = word->load(std::memory_order_acquire);
-    if (reached(seen))
+    if (reached(seen)) {
+      peerWait += std::chrono::duration<double>(Clock::now() - began - working).count();
       return;
-    if (meanwhile)
+    }
+    if (meanwhile) {
+      Clock::time_point from = Clock::now();
       meanwhile();
+      working += Clock::now() - from;
+    }
     if (++spins < 256)
       continue;
     // Sleep on the counter until the member moves it (it wakes us) or a few

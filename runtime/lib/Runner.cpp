@@ -761,7 +761,8 @@ void runRank(const RunOptions &options) {
       timing.totalMs =
           std::chrono::duration<double, std::milli>(Clock::now() - stepStart).count();
       for (const auto &[key, time] : comm.takeCommTimes())
-        timing.comm[key] = {time.rawSeconds * 1000.0, time.exposedSeconds * 1000.0};
+        timing.comm[key] = {time.rawSeconds * 1000.0, time.exposedSeconds * 1000.0,
+                            time.peerWaitSeconds * 1000.0};
       timings.push_back(timing);
       progress.update(step + 1, timing.totalMs);
     }
@@ -858,7 +859,7 @@ void runRank(const RunOptions &options) {
       report["weights"] = std::move(w);
     }
     // comm_ms: each step's raw time per axis. comm_axes: per axis, the mean
-    // raw and exposed time of the steps after the first (the first also
+    // raw, exposed and peer-wait time of the steps after the first (the first also
     // connects gloo's pairs and builds tables), or of the only step.
     nlohmann::json commAxes = nlohmann::json::object();
     size_t firstTimed = timings.size() > 1 ? 1 : 0;
@@ -872,6 +873,7 @@ void runRank(const RunOptions &options) {
         if (i >= firstTimed) {
           sums[key].rawSeconds += time.rawSeconds;
           sums[key].exposedSeconds += time.exposedSeconds;
+          sums[key].peerWaitSeconds += time.peerWaitSeconds;
         }
       }
       report["comm_ms"].push_back(raw);
@@ -879,7 +881,8 @@ void runRank(const RunOptions &options) {
     double timed = double(std::max<size_t>(1, timings.size() - firstTimed));
     for (const auto &[key, time] : sums)
       commAxes[key] = {{"raw_ms", time.rawSeconds / timed},
-                       {"exposed_ms", time.exposedSeconds / timed}};
+                       {"exposed_ms", time.exposedSeconds / timed},
+                       {"peer_wait_ms", time.peerWaitSeconds / timed}};
     report["comm_axes"] = commAxes;
     writeFileAtomically(options.report, report.dump(1) + "\n");
   }

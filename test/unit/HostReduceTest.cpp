@@ -264,6 +264,57 @@ TEST(HostReduce, TimesOutNamingTheLateMember) {
       << message;
 }
 
+// A member that arrives 600 ms late: the punctual one's wait for it, at an
+// all-reduce and at the collection of an exchange the late one posted late,
+// is peer wait; the late one finds its peer there and waits about nothing,
+// and neither waits to collect an exchange both posted in time (bounds
+// loose enough for a loaded or sanitized run).
+TEST(HostReduce, CountsTheWaitForALateMemberAsPeerWait) {
+  Shared shared(0, 2);
+  std::vector<int> codes = runMembers(2, [&](int m, const auto &allGather) {
+    std::string why;
+    auto reducer = HostReduce::setUp(m, {3, 7}, "peerwait", allGather, why);
+    if (!reducer)
+      return 1;
+    auto lateBy = [&] {
+      if (m == 1)
+        std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    };
+    std::vector<float> values(1000, 1.0f);
+    at::Tensor x = at::from_blob(values.data(), {1000}, at::kFloat);
+    lateBy();
+    double before = reducer->peerWaitSeconds();
+    reducer->sumInPlace(x, std::chrono::seconds(20));
+    double reduceWait = reducer->peerWaitSeconds() - before;
+    at::Tensor chunks = at::ones({2, 100}, at::kFloat);
+    at::Tensor received = at::empty({2, 100}, at::kFloat);
+    uint32_t number = reducer->postExchange(chunks, received, std::chrono::seconds(20));
+    lateBy(); // member 1 sleeps after posting: member 0 does not wait for it
+    before = reducer->peerWaitSeconds();
+    reducer->collectExchange(number, std::chrono::seconds(20));
+    double collectWait = reducer->peerWaitSeconds() - before;
+    lateBy(); // member 1 posts the next exchange late
+    number = reducer->postExchange(chunks, received, std::chrono::seconds(20));
+    before = reducer->peerWaitSeconds();
+    reducer->collectExchange(number, std::chrono::seconds(20));
+    double lateCollectWait = reducer->peerWaitSeconds() - before;
+    shared.say(m, std::to_string(reduceWait) + ", " + std::to_string(collectWait) +
+                      ", " + std::to_string(lateCollectWait));
+    bool punctual = m == 0;
+    if (punctual ? reduceWait < 0.5 : reduceWait > 0.4)
+      return 2;
+    if (collectWait > 0.4)
+      return 3;
+    if (punctual ? lateCollectWait < 0.5 : lateCollectWait > 0.4)
+      return 4;
+    return 0;
+  });
+  for (int m = 0; m < 2; ++m)
+    EXPECT_EQ(codes[m], 0) << "member " << m
+                           << " waited (all-reduce, collect, late collect) "
+                           << shared.message(m) << " s";
+}
+
 // all_to_all in two phases. Three members each post eight exchanges before
 // collecting any (twice the exchange slots: a member waiting for a slot must
 // collect what its peers posted, or all three wait forever), from a strided

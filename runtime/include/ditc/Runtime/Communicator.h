@@ -56,8 +56,12 @@ struct Transfer;
 /// caller spent inside the Communicator (a blocking collective's whole time;
 /// for an asynchronous one, its start and its finish's wait). exposed <= raw
 /// when transfers overlap compute; they are equal when nothing overlaps.
+/// `peerWaitSeconds`, within the exposed time, is what a shared-memory
+/// collective spent waiting for a slower member (HostReduce::
+/// peerWaitSeconds); collectives through the backend report 0, as gloo and
+/// NCCL do not say what of a wait was the peer's lateness.
 struct CommTime {
-  double rawSeconds = 0, exposedSeconds = 0;
+  double rawSeconds = 0, exposedSeconds = 0, peerWaitSeconds = 0;
 };
 
 /// Collects CommTime per axis key from timed intervals.
@@ -68,11 +72,13 @@ public:
   /// waited `exposedSeconds`.
   void add(const std::string &key, Clock::time_point from, Clock::time_point to,
            double exposedSeconds);
+  /// Of `key`'s exposed time, `seconds` waited for a slower member.
+  void addPeerWait(const std::string &key, double seconds);
   /// The times since the last call; resets.
   std::map<std::string, CommTime> take();
 
 private:
-  std::map<std::string, double> exposed;
+  std::map<std::string, double> exposed, peerWait;
   std::map<std::string, std::vector<std::pair<Clock::time_point, Clock::time_point>>>
       inFlight;
 };
@@ -161,6 +167,9 @@ private:
   /// The group's shared-memory all-reduce for `buffer`, set up at its first
   /// use; nullptr when `buffer` goes through the backend.
   HostReduce *hostReducer(Group &group, const at::Tensor &buffer);
+  /// Sums `buffer` through `local`, crediting its wait for slower members
+  /// to `key`.
+  void sumOnHost(HostReduce &local, const std::string &key, at::Tensor &buffer);
   /// Starts the exchange of `chunks` ([members, ...chunk], any strides)
   /// over `group`, member m getting chunk m, and laying what it receives
   /// along `concatDim` in `dtype`: through shared memory where the group

@@ -96,6 +96,12 @@ public:
   std::chrono::steady_clock::time_point collectExchange(uint32_t number,
                                                         std::chrono::milliseconds timeout);
 
+  /// Seconds this member has spent, since it was set up, waiting for a
+  /// peer to move a counter (arrive at a barrier, post an exchange, free a
+  /// slot), not counting the work it did meanwhile: the part of a
+  /// collective's exposed time that is a slower peer's lateness.
+  double peerWaitSeconds() const { return peerWait; }
+
   struct Segment;
 
 private:
@@ -134,6 +140,7 @@ private:
   };
   std::deque<Incoming> incoming;
   uint32_t posted = 0, collected = 0;
+  double peerWait = 0;
 };
 
 } // namespace ditc::runtime
