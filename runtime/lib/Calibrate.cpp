@@ -282,8 +282,9 @@ measureCollectives(const std::vector<int64_t> &sizes,
       // all_to_all of the same chunks when that does not fit a slot.
       at::Tensor gathered = at::empty({world, n}, at::kFloat);
       at::Tensor repeated = x.unsqueeze(0).expand({world, n});
-      at::Tensor repeatedCopy = hostReduce ? repeated.contiguous() : at::Tensor();
       bool gatherShared = hostReduce && hostReduce->exchangeFits(gathered);
+      at::Tensor repeatedCopy =
+          hostReduce && !gatherShared ? repeated.contiguous() : at::Tensor();
       time("all_gather", bytes, [&] {
         if (gatherShared) {
           hostReduce->collectExchange(

@@ -461,20 +461,13 @@ at::Tensor Communicator::allReduce(const at::Tensor &x,
   try {
     group.allReduced = true;
     if (HostReduce *local = hostReducer(group, buffer))
-      sumOnHost(*local, group.key, buffer);
+      local->sumInPlace(buffer, options.timeout);
     else
       group.allreduce(buffer)();
   } catch (const std::exception &error) {
     fail(what, group, error);
   }
   return buffer.to(x.scalar_type());
-}
-
-void Communicator::sumOnHost(HostReduce &local, const std::string &key,
-                             at::Tensor &buffer) {
-  double waitedBefore = local.peerWaitSeconds();
-  local.sumInPlace(buffer, options.timeout);
-  ledger.addPeerWait(key, local.peerWaitSeconds() - waitedBefore);
 }
 
 HostReduce *Communicator::hostReducer(Group &group, const at::Tensor &buffer) {
@@ -561,16 +554,10 @@ int Communicator::startExchange(Group &group, const at::Tensor &chunks, int64_t 
     if (local && local->exchangeFits(transfer->received)) {
       // Copied straight from the chunks' strides into this rank's slot;
       // collected in finish, in this thread.
-      double waitedBefore = local->peerWaitSeconds();
       uint32_t number =
           local->postExchange(chunks, transfer->received, options.timeout, collective);
-      ledger.addPeerWait(group.key, local->peerWaitSeconds() - waitedBefore);
-      transfer->collect = [this, local, number, key = group.key,
-                           timeout = options.timeout] {
-        double waitedBefore = local->peerWaitSeconds();
-        Clock::time_point lastPosted = local->collectExchange(number, timeout);
-        ledger.addPeerWait(key, local->peerWaitSeconds() - waitedBefore);
-        return lastPosted;
+      transfer->collect = [local, number, timeout = options.timeout] {
+        return local->collectExchange(number, timeout);
       };
     } else {
       // One copy into the wire's dtype, laid out as alltoall_base sends it.
@@ -780,7 +767,7 @@ int Communicator::startAllReduce(const at::Tensor &x,
     // is complete when the start returns.
     group.allReduced = true;
     if (HostReduce *local = hostReducer(group, buffer))
-      sumOnHost(*local, group.key, buffer);
+      local->sumInPlace(buffer, options.timeout);
     else
       transfer->waits.push_back(group.allreduce(buffer));
   } catch (const std::exception &error) {
@@ -880,7 +867,15 @@ Communicator::collectOnRankZero(const std::string &name,
   return all;
 }
 
-std::map<std::string, CommTime> Communicator::takeCommTimes() { return ledger.take(); }
+std::map<std::string, CommTime> Communicator::takeCommTimes() {
+  // A group's shared-memory segments serve only its own collectives, so
+  // everything their member waited for since the last take is the group's.
+  for (const auto &[key, group] : groups)
+    if (group->hostReduce)
+      if (double seconds = group->hostReduce->takePeerWaitSeconds(); seconds > 0)
+        ledger.addPeerWait(key, seconds);
+  return ledger.take();
+}
 
 std::map<std::string, std::string>
 Communicator::hostTransports(bool allReduce) const {

@@ -283,21 +283,20 @@ TEST(HostReduce, CountsTheWaitForALateMemberAsPeerWait) {
     std::vector<float> values(1000, 1.0f);
     at::Tensor x = at::from_blob(values.data(), {1000}, at::kFloat);
     lateBy();
-    double before = reducer->peerWaitSeconds();
     reducer->sumInPlace(x, std::chrono::seconds(20));
-    double reduceWait = reducer->peerWaitSeconds() - before;
+    double reduceWait = reducer->takePeerWaitSeconds();
     at::Tensor chunks = at::ones({2, 100}, at::kFloat);
     at::Tensor received = at::empty({2, 100}, at::kFloat);
     uint32_t number = reducer->postExchange(chunks, received, std::chrono::seconds(20));
     lateBy(); // member 1 sleeps after posting: member 0 does not wait for it
-    before = reducer->peerWaitSeconds();
+    reducer->takePeerWaitSeconds();
     reducer->collectExchange(number, std::chrono::seconds(20));
-    double collectWait = reducer->peerWaitSeconds() - before;
+    double collectWait = reducer->takePeerWaitSeconds();
     lateBy(); // member 1 posts the next exchange late
     number = reducer->postExchange(chunks, received, std::chrono::seconds(20));
-    before = reducer->peerWaitSeconds();
+    reducer->takePeerWaitSeconds();
     reducer->collectExchange(number, std::chrono::seconds(20));
-    double lateCollectWait = reducer->peerWaitSeconds() - before;
+    double lateCollectWait = reducer->takePeerWaitSeconds();
     shared.say(m, std::to_string(reduceWait) + ", " + std::to_string(collectWait) +
                       ", " + std::to_string(lateCollectWait));
     bool punctual = m == 0;

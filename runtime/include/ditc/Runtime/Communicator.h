@@ -58,7 +58,7 @@ struct Transfer;
 /// when transfers overlap compute; they are equal when nothing overlaps.
 /// `peerWaitSeconds`, within the exposed time, is what a shared-memory
 /// collective spent waiting for a slower member (HostReduce::
-/// peerWaitSeconds); collectives through the backend report 0, as gloo and
+/// takePeerWaitSeconds); collectives through the backend report 0, as gloo and
 /// NCCL do not say what of a wait was the peer's lateness.
 struct CommTime {
   double rawSeconds = 0, exposedSeconds = 0, peerWaitSeconds = 0;
@@ -167,9 +167,6 @@ private:
   /// The group's shared-memory all-reduce for `buffer`, set up at its first
   /// use; nullptr when `buffer` goes through the backend.
   HostReduce *hostReducer(Group &group, const at::Tensor &buffer);
-  /// Sums `buffer` through `local`, crediting its wait for slower members
-  /// to `key`.
-  void sumOnHost(HostReduce &local, const std::string &key, at::Tensor &buffer);
   /// Starts the exchange of `chunks` ([members, ...chunk], any strides)
   /// over `group`, member m getting chunk m, and laying what it receives
   /// along `concatDim` in `dtype`: through shared memory where the group

@@ -38,6 +38,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ditc::runtime {
@@ -96,11 +97,11 @@ public:
   std::chrono::steady_clock::time_point collectExchange(uint32_t number,
                                                         std::chrono::milliseconds timeout);
 
-  /// Seconds this member has spent, since it was set up, waiting for a
+  /// Seconds this member has spent, since the last call, waiting for a
   /// peer to move a counter (arrive at a barrier, post an exchange, free a
   /// slot), not counting the work it did meanwhile: the part of a
-  /// collective's exposed time that is a slower peer's lateness.
-  double peerWaitSeconds() const { return peerWait; }
+  /// collective's exposed time that is a slower peer's lateness. Resets.
+  double takePeerWaitSeconds() { return std::exchange(peerWait, 0.0); }
 
   struct Segment;
 
