@@ -99,7 +99,11 @@ def main():
             f"{t} thread{'s' if t != '1' else ''}: GEMM "
             f"{v['gemm_flops']['value'] / 1e9:.1f}, attention "
             f"{v['attention_flops']['value'] / 1e9:.1f} GFLOP/s"
-            for t, v in sorted(hardware.get("host", {}).get("threads", {}).items())))
+            for t, v in sorted(hardware.get("host", {}).get("threads", {}).items()))
+            + "".join(
+                f", skew on {r} ranks: {1e3 * v['wait_per_sync']['value']:.2f} ms "
+                f"+ {100 * v['wait_fraction']['value']:.1f}% of the compute"
+                for r, v in sorted(hardware.get("host", {}).get("skew", {}).items())))
         if pass_index == 0:
             for ranks in rank_counts:
                 for config in configs[ranks]:

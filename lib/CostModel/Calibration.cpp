@@ -64,6 +64,35 @@ LinkClass fitCollective(CollectiveKind kind,
   return {1.0 / gamma, alpha};
 }
 
+HostRates::Skew fitSkew(const std::vector<TimedSkew> &samples) {
+  auto excess = [](const TimedSkew &s) {
+    return std::max(0.0, s.lockstepSeconds - s.freeSeconds - s.barrierSeconds);
+  };
+  // Least squares of e = w + f·c; where that leaves a term negative, the
+  // best fit with that term 0.
+  double n = 0, c = 0, cc = 0, e = 0, ce = 0;
+  for (const TimedSkew &s : samples) {
+    n += 1, c += s.freeSeconds, cc += s.freeSeconds * s.freeSeconds;
+    e += excess(s), ce += s.freeSeconds * excess(s);
+  }
+  HostRates::Skew out;
+  if (n == 0)
+    return out;
+  double det = n * cc - c * c;
+  if (det > 0) {
+    out.fraction = (n * ce - c * e) / det;
+    out.perSync = (e - out.fraction * c) / n;
+  }
+  if (det <= 0 || out.fraction < 0) {
+    out.fraction = 0;
+    out.perSync = e / n;
+  } else if (out.perSync < 0) {
+    out.perSync = 0;
+    out.fraction = cc > 0 ? ce / cc : 0;
+  }
+  return out;
+}
+
 namespace {
 
 constexpr CollectiveKind kKinds[] = {
@@ -214,6 +243,39 @@ CalibratedProfile profileFromCalibration(const std::string &text,
     std::string key = std::string("host.collectives.") + collectiveKindName(kind) + ".";
     src[key + "bandwidth"] = how;
     src[key + "latency"] = how;
+  }
+  // Skew: optional, since measurements kept before dit-calibrate timed it
+  // lack it; the model then adds no wait.
+  if (top.has("skew")) {
+    std::map<int64_t, std::vector<TimedSkew>> byRanks;
+    for (const JsonObject &entry : top.getObjectList(
+             "skew", "is not a list of skew timings", /*allowEmpty=*/true)) {
+      TimedSkew sample;
+      sample.ranks = entry.getInt("ranks", 2, 1024);
+      entry.getInt("rows", 1, 1 << 20);
+      entry.getInt("iterations", 1, 1 << 20);
+      sample.freeSeconds = positive(entry, "free_seconds");
+      sample.lockstepSeconds = positive(entry, "lockstep_seconds");
+      sample.barrierSeconds = positive(entry, "barrier_seconds");
+      byRanks[sample.ranks].push_back(sample);
+    }
+    for (auto &[ranks, samples] : byRanks) {
+      HostRates::Skew skew = fitSkew(samples);
+      if (skew.fraction > 10)
+        top.fail("skew", "gives " + std::to_string(ranks) + " ranks a wait " +
+                             formatted("%.1f", skew.fraction) +
+                             " times their compute; calibrate again on a "
+                             "quieter host");
+      p.host->skew[ranks] = skew;
+      std::string how =
+          measured + ": " + std::to_string(ranks) + " ranks computing the same "
+          "chunks with a barrier after each, against free-running; the wait "
+          "beyond an idle barrier fitted as wait_per_sync + wait_fraction x "
+          "compute over " + std::to_string(samples.size()) + " chunk lengths";
+      std::string key = "host.skew." + std::to_string(ranks) + ".";
+      src[key + "wait_per_sync"] = how;
+      src[key + "wait_fraction"] = how;
+    }
   }
   const LinkClass &p2p = p.host->collectives[CollectiveKind::SendRecv];
   p.intraNode = p2p;

@@ -125,6 +125,13 @@ AchievedRates achievedRates(const HardwareProfile &hw, bool bf16,
   return out;
 }
 
+HostRates::Skew skewOfRanks(const HostRates &host, int64_t ranksOnHost) {
+  auto it = host.skew.upper_bound(ranksOnHost);
+  if (it == host.skew.begin())
+    return {};
+  return std::prev(it)->second; // the largest measured count <= ranksOnHost
+}
+
 double computeSeconds(const ComputeWork &work, const HardwareProfile &hw,
                       const AchievedRates &rates) {
   // Attention FLOPs at the efficiency of the keys their call sees; the
@@ -249,7 +256,10 @@ public:
                           : 0),
         rates(achievedRates(hw, bf16,
                             std::min(config.degrees.worldSize(), config.gpusPerNode),
-                            busyRanks)) {}
+                            busyRanks)),
+        skew(hw.host ? skewOfRanks(*hw.host, std::min(config.degrees.worldSize(),
+                                                      config.gpusPerNode))
+                     : HostRates::Skew{}) {}
 
   /// Seconds of one collective of `kind` over the groups of `axes`.
   double collective(CollectiveKind kind, double bytes, int64_t n,
@@ -313,35 +323,60 @@ public:
 
     struct Stage {
       double compute = 0, params = 0, buffers = 0, flops = 0;
+      /// The compute of the blocks with a blocking collective, whose skew
+      /// those collectives wait out (HostRates::skew).
+      double syncedCompute = 0;
       std::map<Axis, double> comm, bytesSent;
     };
     std::vector<Stage> perStage(stages);
     size_t block = 0;
     for (int64_t s = 0; s < stages; ++s) {
       Stage &stage = perStage[s];
-      ComputeWork compute;
+      ComputeWork compute, synced;
+      std::map<Axis, double> syncsPerCall;
       auto add = [&](const BlockWork &b) {
         compute.add(b.compute);
         stage.params += b.paramBytes;
+        bool syncs = false;
         for (const CollectiveWork &c : b.collectives) {
           int64_t n = groupSize(c.axes);
-          if (n > 1)
+          if (n > 1) {
             stage.bytesSent[c.axes.front()] +=
                 calls * double(c.hops) * collectiveBytesSent(c.kind, c.bytes, n);
+            // Each ring hop waits for its block; any other collective once.
+            syncsPerCall[c.axes.front()] +=
+                c.kind == CollectiveKind::RingShift ? double(c.hops) : 1.0;
+            syncs = true;
+          }
           double seconds = exposed(c, batch) * callsPerStep;
           if (seconds > 0)
             stage.comm[c.axes.front()] += seconds;
           stage.buffers = std::max(stage.buffers, 2 * batch * c.bytes);
         }
+        if (syncs)
+          synced.add(b.compute);
       };
       if (s == 0)
         add(work.prologue);
       for (int64_t i = 0; i < partition[s] && block < work.blocks.size(); ++i)
         add(work.blocks[block++]);
-      if (batch > 1)
+      if (batch > 1) {
         compute = compute.batched(batch);
+        synced = synced.batched(batch);
+      }
       stage.compute = computeSeconds(compute, hw, rates) * callsPerStep;
       stage.flops = compute.totalFlops() * callsPerStep;
+      // The skew the blocks' collectives wait out: a wait per collective,
+      // and the fraction of the compute they follow, shared among the axes
+      // by their collectives.
+      stage.syncedCompute = computeSeconds(synced, hw, rates) * callsPerStep;
+      double syncs = 0;
+      for (auto &[axis, count] : syncsPerCall)
+        syncs += count;
+      if (skew.perSync > 0 || skew.fraction > 0)
+        for (auto &[axis, count] : syncsPerCall)
+          stage.comm[axis] += count * callsPerStep * skew.perSync +
+                              skew.fraction * stage.syncedCompute * count / syncs;
     }
 
     StepEstimate out;
@@ -356,6 +391,10 @@ public:
                          ? work.blocks[end - 1].cutBytes
                          : 0;
         sends += calls * collective(CollectiveKind::SendRecv, cut, 2, {Axis::PP});
+        // The next stage waits out this one's skew over what its blocks'
+        // own collectives have not already.
+        sends += calls * skew.perSync +
+                 skew.fraction * (perStage[s].compute - perStage[s].syncedCompute);
         perStage[s].bytesSent[Axis::PP] += calls * cut;
         perStage[s].buffers = std::max(perStage[s].buffers, cut);
       }
@@ -370,9 +409,16 @@ public:
         stage.bytesSent[Axis::CFG] +=
             collectiveBytesSent(CollectiveKind::AllGather,
                                 calls * work.latentBytes, d[Axis::CFG]);
-    if (d[Axis::CFG] > 1)
+    if (d[Axis::CFG] > 1) {
       cfgGather = collective(CollectiveKind::AllGather, calls * work.latentBytes,
                              d[Axis::CFG], {Axis::CFG});
+      // The gather waits out the branches' skew over the step's compute
+      // that no earlier collective has.
+      double unsynced = 0;
+      for (const Stage &stage : perStage)
+        unsynced = std::max(unsynced, stage.compute - stage.syncedCompute);
+      cfgGather += skew.perSync + skew.fraction * unsynced;
+    }
 
     // A step's branch calls are micro-batches through the stages: dit-run
     // starts each stage's sends asynchronously and a stage takes its next
@@ -443,6 +489,9 @@ private:
   /// The ranks of a node that compute at once (a CPU host's profile only).
   int64_t busyRanks;
   AchievedRates rates;
+  /// The wait of a blocking collective for its last member (a CPU host's
+  /// profile only; zero elsewhere).
+  HostRates::Skew skew;
   std::set<Axis> crossing;
   std::map<std::vector<Axis>, bool> crossesByAxes;
 };

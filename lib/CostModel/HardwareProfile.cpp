@@ -44,6 +44,7 @@ constexpr double kMaxBandwidth = 1e14;   // 100 TB/s
 constexpr double kMaxLatency = 1.0;      // a second per collective step
 constexpr double kMaxKeys = 1e9;         // keys per attention call
 constexpr double kMaxMergeBytes = 1024;  // bytes per merged output element
+constexpr double kMaxSkewFraction = 10;  // a wait ten times the compute
 
 /// A number field {value, source}: the value within (min, max], and a
 /// non-empty source, since every profile number must say where it is from.
@@ -77,6 +78,16 @@ int64_t threadCountKey(const JsonObject &threads, const std::string &key) {
   if (!digits || std::stoll(key) > 1024)
     threads.fail(key, "is not a thread count; the keys of host.threads are "
                       "whole numbers in [1, 1024]");
+  return std::stoll(key);
+}
+
+/// "4" -> 4: a rank count written as an object key of host.skew.
+int64_t rankCountKey(const JsonObject &skew, const std::string &key) {
+  bool digits = !key.empty() && key.size() <= 4 && key[0] != '0' &&
+                key.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits || std::stoll(key) < 2 || std::stoll(key) > 1024)
+    skew.fail(key, "is not a rank count; the keys of host.skew are whole "
+                   "numbers in [2, 1024]");
   return std::stoll(key);
 }
 
@@ -117,6 +128,17 @@ HostRates parseHost(const JsonObject &host) {
       out.collectives[*kind] = {
           sourcedNumber(link, "bandwidth", 0, kMaxBandwidth),
           sourcedNumber(link, "latency", 0, kMaxLatency, /*minInclusive=*/true)};
+    }
+  }
+  if (host.has("skew")) {
+    JsonObject skew = host.getObject("skew");
+    for (auto &[key, value] : skew.raw().items()) {
+      int64_t ranks = rankCountKey(skew, key);
+      JsonObject wait = skew.getObject(key);
+      out.skew[ranks] = {
+          sourcedNumber(wait, "wait_per_sync", 0, kMaxLatency, /*minInclusive=*/true),
+          sourcedNumber(wait, "wait_fraction", 0, kMaxSkewFraction,
+                        /*minInclusive=*/true)};
     }
   }
   return out;
@@ -291,6 +313,16 @@ std::string hardwareProfileToJson(
     profile["host"] = {{"cores", number("host.cores", double(p.host->cores))},
                        {"threads", threads},
                        {"collectives", collectives}};
+    if (!p.host->skew.empty()) {
+      json skew = json::object();
+      for (auto &[ranks, wait] : p.host->skew) {
+        std::string at = "host.skew." + std::to_string(ranks) + ".";
+        skew[std::to_string(ranks)] = {
+            {"wait_per_sync", number(at + "wait_per_sync", wait.perSync)},
+            {"wait_fraction", number(at + "wait_fraction", wait.fraction)}};
+      }
+      profile["host"]["skew"] = skew;
+    }
   }
   json root = {{"format", "ditc-hardware-profiles/1"},
                {"profiles", {{p.name, profile}}}};

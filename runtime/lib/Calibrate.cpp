@@ -183,7 +183,12 @@ std::string calibrationMethod() {
          "ranks started like dit-run --nproc: all_reduce and all_to_all in "
          "shared memory (HostReduce), the others gloo (one thread, loopback), each "
          "the median of its repetitions at 4 KiB, 64 KiB, 512 KiB and 4 MiB "
-         "per rank; send_recv is half a ping-pong round trip";
+         "per rank; send_recv is half a ping-pong round trip. Skew: every "
+         "rank computes the same tiledLinear chunk (128 and 1024 rows by "
+         "1024x1024) 48 and 6 times, free-running and with a one-float "
+         "shared-memory all_reduce after each chunk, in 5 rounds of one of "
+         "each; the median free time, plus the median round's excess in "
+         "lockstep";
 }
 
 namespace {
@@ -197,9 +202,10 @@ int64_t envInt(const char *name) {
 
 } // namespace
 
-std::vector<CollectiveSample>
-measureCollectives(const std::vector<int64_t> &sizes,
-                   std::chrono::milliseconds timeout) {
+std::vector<int64_t> calibrationSkewRows() { return {128, 1024}; }
+
+LocalRankTimings measureLocalRanks(const std::vector<int64_t> &sizes,
+                                   std::chrono::milliseconds timeout) {
   int64_t rank = envInt("RANK"), world = envInt("WORLD_SIZE");
   const char *addr = std::getenv("MASTER_ADDR");
   c10d::TCPStoreOptions storeOptions;
@@ -249,7 +255,8 @@ measureCollectives(const std::vector<int64_t> &sizes,
                      ": setting up the shared-memory all_reduce failed: " +
                      firstLine(error));
   }
-  std::vector<CollectiveSample> samples;
+  LocalRankTimings timings;
+  std::vector<CollectiveSample> &samples = timings.collectives;
   auto time = [&](const std::string &kind, int64_t bytes,
                   const std::function<void()> &op) {
     // Every rank runs the same number of repetitions: fewer for large
@@ -350,13 +357,63 @@ measureCollectives(const std::vector<int64_t> &sizes,
         samples.push_back({"send_recv", world, bytes, median(trips)});
     }
     pg->barrier()->wait(timeout);
+    // Skew: the barrier every blocking collective of a step amounts to.
+    at::Tensor token = at::zeros({1}, at::kFloat);
+    auto barrier = [&] {
+      if (hostReduce) {
+        hostReduce->sumInPlace(token, timeout);
+        return;
+      }
+      std::vector<at::Tensor> t{token};
+      pg->allreduce(t)->wait(timeout);
+    };
+    std::vector<double> idle;
+    for (int i = 0; i < 41; ++i) {
+      Clock::time_point start = Clock::now();
+      barrier();
+      if (i > 0)
+        idle.push_back(secondsSince(start));
+    }
+    at::Tensor weight = at::randn({kWidth, kWidth}, at::kFloat);
+    for (int64_t rows : calibrationSkewRows()) {
+      at::Tensor x = at::randn({1, rows, kWidth}, at::kFloat);
+      // About the same time for each length: many short chunks, fewer long.
+      int64_t iterations = std::max<int64_t>(4, 6144 / rows);
+      auto phase = [&](bool lockstep) {
+        barrier();
+        Clock::time_point start = Clock::now();
+        for (int64_t i = 0; i < iterations; ++i) {
+          tiledLinear(x, weight, at::Tensor());
+          if (lockstep)
+            barrier();
+        }
+        if (!lockstep)
+          barrier(); // the slowest rank's last chunk
+        return secondsSince(start) / double(iterations);
+      };
+      phase(false); // warm-up
+      // Rounds pair a free run with a lockstep run just after it, and the
+      // median round's difference is kept: a burst of load from outside
+      // slows both runs of its round alike, or one round of five.
+      std::vector<double> free, excess;
+      for (int round = 0; round < 5; ++round) {
+        double alone = phase(false);
+        free.push_back(alone);
+        excess.push_back(phase(true) - alone);
+      }
+      double freeSeconds = median(free);
+      if (rank == 0)
+        timings.skew.push_back({world, rows, iterations, freeSeconds,
+                                freeSeconds + median(excess), median(idle)});
+    }
+    pg->barrier()->wait(timeout);
   } catch (const RunFailure &) {
     throw;
   } catch (const std::exception &error) {
     throw RunFailure("rank " + std::to_string(rank) + ": a gloo collective of " +
                      std::to_string(world) + " ranks failed: " + firstLine(error));
   }
-  return samples;
+  return timings;
 }
 
 } // namespace ditc::runtime

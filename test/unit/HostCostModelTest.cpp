@@ -2,8 +2,9 @@
 //
 // The terms a calibrated CPU host adds to the cost model (HostRates in
 // HardwareProfile.h): threads per rank and time-sharing, per-thread-count
-// rates, measured collective links, the profile's "host" section, and the
-// alpha-beta fits `ditc calibrate` makes (Calibration.h).
+// rates, measured collective links, the ranks' skew at blocking
+// collectives, the profile's "host" section, and the fits `ditc calibrate`
+// makes (Calibration.h).
 //
 //===----------------------------------------------------------------------===//
 #include "ditc/Analysis/MeshLayout.h"
@@ -112,17 +113,29 @@ TEST(CollectiveLink, MeasuredHostLinksReplaceTheIntraNodeLink) {
   EXPECT_DOUBLE_EQ(nicEff, 0.5);
 }
 
-TEST(EstimateStep, AHostPricesComputeAtTheThreadsEachRankGets) {
-  HardwareProfile hw = hostProfile();
+/// One block of 60 GFLOP of GEMM and an all-reduce of 1 MB over tp, in
+/// float32, and a configuration on nodes of 4 ranks.
+TransformerWork oneBlockWithAnAllReduce() {
   TransformerWork work;
   work.elementBytes = 4;
   BlockWork block;
   block.compute.add(OpClass::Gemm, 60e9, 0);
   block.collectives.push_back({CollectiveKind::AllReduce, {Axis::TP}, 1e6});
   work.blocks.push_back(block);
+  return work;
+}
+
+Configuration fourRanksPerNode() {
   Configuration config;
   config.meshOrder = MeshLayout::defaultOrder();
   config.gpusPerNode = 4;
+  return config;
+}
+
+TEST(EstimateStep, AHostPricesComputeAtTheThreadsEachRankGets) {
+  HardwareProfile hw = hostProfile();
+  TransformerWork work = oneBlockWithAnAllReduce();
+  Configuration config = fourRanksPerNode();
   config.degrees[Axis::TP] = 2;
   // Two ranks on the host: 2 threads each, 180 GFLOP/s; the all-reduce on
   // the measured link: 2(n-1)·alpha + 2(n-1)/n·B/beta.
@@ -168,13 +181,6 @@ TransformerWork fourBlocks() {
   return work;
 }
 
-Configuration fourRanksPerNode() {
-  Configuration config;
-  config.meshOrder = MeshLayout::defaultOrder();
-  config.gpusPerNode = 4;
-  return config;
-}
-
 TEST(EstimateStep, IdleStagesLeaveTheirCoresToTheBusyOnes) {
   HardwareProfile hw = hostProfile();
   hw.host->cores = 2;
@@ -212,6 +218,89 @@ TEST(EstimateStep, OverlappingStagesShareTheHostsCores) {
   // not the pipeline's 3 x 0.2 s.
   config.degrees[Axis::PP] = 2, config.degrees[Axis::TP] = 2;
   EXPECT_NEAR(estimateStep(work, config, hw).stepSeconds, 0.8 + 3 * send, 1e-12);
+}
+
+// Each blocking collective waits out the ranks' skew: the profile's wait
+// per collective, plus its fraction of the compute since the last one; a
+// lone rank, and dp replicas that never meet, wait for nobody.
+TEST(EstimateStep, BlockingCollectivesWaitOutTheRanksSkew) {
+  HardwareProfile plain = hostProfile();
+  HardwareProfile hw = hostProfile();
+  double perSync = 1e-3, fraction = 0.1;
+  hw.host->skew[2] = {perSync, fraction};
+  hw.host->skew[4] = {2 * perSync, 2 * fraction};
+  TransformerWork work = oneBlockWithAnAllReduce();
+  Configuration config = fourRanksPerNode();
+  // tp 2: two ranks, 2 threads each (180 GFLOP/s); one all-reduce after
+  // the block's compute.
+  config.degrees[Axis::TP] = 2;
+  double compute = 60e9 / 180e9;
+  StepEstimate e = estimateStep(work, config, hw);
+  EXPECT_NEAR(e.commSeconds.at(Axis::TP),
+              estimateStep(work, config, plain).commSeconds.at(Axis::TP) +
+                  perSync + fraction * compute,
+              1e-12);
+  EXPECT_NEAR(e.stepSeconds - estimateStep(work, config, plain).stepSeconds,
+              perSync + fraction * compute, 1e-12);
+  // tp 2 x dp 2: four ranks on the host, the figures measured for four.
+  config.degrees[Axis::DP] = 2;
+  EXPECT_NEAR(estimateStep(work, config, hw).stepSeconds -
+                  estimateStep(work, config, plain).stepSeconds,
+              2 * perSync + 2 * fraction * 60e9 / 100e9, 1e-12);
+  // Three ranks: the largest measured count below, two.
+  config.degrees[Axis::DP] = 1, config.degrees[Axis::TP] = 3;
+  EXPECT_NEAR(estimateStep(work, config, hw).stepSeconds -
+                  estimateStep(work, config, plain).stepSeconds,
+              perSync + fraction * estimateStep(work, config, plain).computeSeconds,
+              1e-12);
+  // One rank; and dp 2, whose replicas never meet: no wait.
+  config.degrees[Axis::TP] = 1;
+  EXPECT_DOUBLE_EQ(estimateStep(work, config, hw).stepSeconds,
+                   estimateStep(work, config, plain).stepSeconds);
+  config.degrees[Axis::DP] = 2;
+  EXPECT_DOUBLE_EQ(estimateStep(work, config, hw).stepSeconds,
+                   estimateStep(work, config, plain).stepSeconds);
+  // A ring shift waits at each of its hops; the compute's fraction once.
+  BlockWork ring = work.blocks[0];
+  ring.collectives.clear();
+  CollectiveWork shift{CollectiveKind::RingShift, {Axis::Ring}, 1e3, 3};
+  ring.collectives.push_back(shift);
+  TransformerWork ringWork = work;
+  ringWork.blocks = {ring};
+  config.degrees[Axis::DP] = 1, config.degrees[Axis::Ring] = 2;
+  EXPECT_NEAR(estimateStep(ringWork, config, hw).stepSeconds -
+                  estimateStep(ringWork, config, plain).stepSeconds,
+              3 * perSync + fraction * compute, 1e-12);
+  // cfg 2 without other collectives: the step's one gather waits out the
+  // skew of the whole step's compute (each rank one branch).
+  TransformerWork noComm = work;
+  noComm.blocks[0].collectives.clear();
+  config.degrees[Axis::Ring] = 1, config.degrees[Axis::CFG] = 2;
+  config.branchCalls = 2;
+  EXPECT_NEAR(estimateStep(noComm, config, hw).stepSeconds -
+                  estimateStep(noComm, config, plain).stepSeconds,
+              perSync + fraction * compute, 1e-12);
+  // cfg 2 x tp 2 (four ranks): the block's all-reduce already waited out
+  // the compute's skew, so the gather adds only its wait per collective.
+  config.degrees[Axis::TP] = 2;
+  EXPECT_NEAR(estimateStep(work, config, hw).stepSeconds -
+                  estimateStep(work, config, plain).stepSeconds,
+              2 * perSync + 2 * fraction * 60e9 / 100e9 + 2 * perSync, 1e-12);
+}
+
+// A pipeline's sends wait out the sending stage's skew per call.
+TEST(EstimateStep, PipelineSendsWaitOutTheStagesSkew) {
+  HardwareProfile plain = hostProfile();
+  plain.host->cores = 2;
+  HardwareProfile hw = plain;
+  hw.host->skew[2] = {1e-3, 0.1};
+  TransformerWork work = fourBlocks();
+  Configuration config = fourRanksPerNode();
+  config.degrees[Axis::PP] = 2;
+  // One call: stage 0 (2 blocks at 180 GFLOP/s) then one send.
+  EXPECT_NEAR(estimateStep(work, config, hw).stepSeconds -
+                  estimateStep(work, config, plain).stepSeconds,
+              1e-3 + 0.1 * 2 * 10e9 / 180e9, 1e-12);
 }
 
 // --- the profile's "host" section ---
@@ -298,6 +387,37 @@ TEST(HostSection, ParsesAndRoundTrips) {
   EXPECT_FALSE(parseHardwareProfiles(hardwareProfileToJson(plain, {}), "r")[0].host);
 }
 
+TEST(HostSection, SkewParsesRoundTripsAndRefusesBadValues) {
+  auto n = [](double v) { return json{{"value", v}, {"source", "test"}}; };
+  json host = hostSection();
+  host["skew"] = {{"2", {{"wait_per_sync", n(2e-4)}, {"wait_fraction", n(0.05)}}},
+                  {"4", {{"wait_per_sync", n(1e-3)}, {"wait_fraction", n(0.2)}}}};
+  HardwareProfile hw = parseHardwareProfiles(withHost(host), "p.json")[0];
+  ASSERT_TRUE(hw.host);
+  EXPECT_DOUBLE_EQ(hw.host->skew.at(4).fraction, 0.2);
+  HardwareProfile back =
+      parseHardwareProfiles(hardwareProfileToJson(hw, {}), "q")[0];
+  EXPECT_DOUBLE_EQ(back.host->skew.at(2).perSync, 2e-4);
+  EXPECT_DOUBLE_EQ(back.host->skew.at(4).fraction, 0.2);
+  // The largest measured count at or below the ranks; none below 2.
+  EXPECT_DOUBLE_EQ(skewOfRanks(*hw.host, 3).fraction, 0.05);
+  EXPECT_DOUBLE_EQ(skewOfRanks(*hw.host, 8).fraction, 0.2);
+  EXPECT_DOUBLE_EQ(skewOfRanks(*hw.host, 1).perSync, 0);
+  json bad = host;
+  bad["skew"]["1"] = bad["skew"]["2"];
+  EXPECT_NE(hostError(bad).find("'profiles.host.host.skew.1' is not a rank count"),
+            std::string::npos) << hostError(bad);
+  bad = host;
+  bad["skew"]["2"]["wait_fraction"]["value"] = -0.1;
+  EXPECT_NE(hostError(bad).find("skew.2.wait_fraction.value' is -0.1"),
+            std::string::npos) << hostError(bad);
+  bad = host;
+  bad["skew"]["4"].erase("wait_per_sync");
+  EXPECT_NE(hostError(bad).find("skew.4.wait_per_sync"), std::string::npos)
+      << hostError(bad);
+  EXPECT_EQ(hostError(host), "");
+}
+
 TEST(HostSection, BadFieldsNameTheFieldAndValue) {
   json h = hostSection();
   h["threads"].erase("1");
@@ -377,6 +497,29 @@ TEST(FitCollective, NegativeLatencyIsClampedAndFlatTimesRefused) {
   EXPECT_THROW(fitCollective(CollectiveKind::AllReduce, falling), BadInput);
 }
 
+TEST(FitSkew, SeparatesAWaitPerBarrierFromAFractionOfTheCompute) {
+  // lockstep = free + barrier + 2e-4 + 0.05·free, at two chunk lengths.
+  auto sample = [](double free, double perSync, double fraction) {
+    return TimedSkew{2, free, free + 1e-5 + perSync + fraction * free, 1e-5};
+  };
+  HostRates::Skew fit = fitSkew({sample(3e-3, 2e-4, 0.05), sample(25e-3, 2e-4, 0.05)});
+  EXPECT_NEAR(fit.perSync, 2e-4, 1e-12);
+  EXPECT_NEAR(fit.fraction, 0.05, 1e-9);
+  // A wait that shrinks with longer chunks fits no fraction: the mean wait.
+  fit = fitSkew({{2, 3e-3, 3.5e-3, 0}, {2, 25e-3, 25.1e-3, 0}});
+  EXPECT_EQ(fit.fraction, 0);
+  EXPECT_NEAR(fit.perSync, 0.5 * (0.5e-3 + 0.1e-3), 1e-12);
+  // A wait proportional to the compute with a negative intercept: no wait
+  // per barrier, the fraction through the origin.
+  fit = fitSkew({{2, 10e-3, 10.5e-3, 0}, {2, 20e-3, 22e-3, 0}});
+  EXPECT_EQ(fit.perSync, 0);
+  EXPECT_NEAR(fit.fraction, (10e-3 * 0.5e-3 + 20e-3 * 2e-3) / (1e-4 + 4e-4), 1e-9);
+  // Lockstep faster than free-running (noise) waits nothing.
+  fit = fitSkew({{2, 10e-3, 9e-3, 1e-5}, {2, 20e-3, 19e-3, 1e-5}});
+  EXPECT_EQ(fit.perSync, 0);
+  EXPECT_EQ(fit.fraction, 0);
+}
+
 json measurements() {
   json collectives = json::array();
   LinkClass link{1e9, 1e-4};
@@ -443,6 +586,45 @@ TEST(ProfileFromCalibration, EveryNumberIsMeasuredOrSaysWhyNot) {
   check(doc["profiles"]["mine"], "mine");
   EXPECT_EQ(parseHardwareProfiles(text, "out.json")[0].host->gemmFlops,
             p.host->gemmFlops);
+  // Measurements without skew timings (kept before dit-calibrate took
+  // them) give no skew.
+  EXPECT_TRUE(p.host->skew.empty());
+}
+
+TEST(ProfileFromCalibration, SkewIsFittedPerRankCount) {
+  json raw = measurements();
+  auto skew = [](int64_t ranks, double free, double lockstep) {
+    return json{{"ranks", ranks}, {"rows", 128}, {"iterations", 48},
+                {"free_seconds", free}, {"lockstep_seconds", lockstep},
+                {"barrier_seconds", 1e-5}};
+  };
+  raw["skew"] = {skew(2, 3e-3, 3e-3 + 1e-5 + 2e-4 + 0.05 * 3e-3),
+                 skew(2, 25e-3, 25e-3 + 1e-5 + 2e-4 + 0.05 * 25e-3),
+                 skew(4, 6e-3, 6e-3 + 1e-5 + 1e-3),
+                 skew(4, 50e-3, 50e-3 + 1e-5 + 1e-3)};
+  CalibratedProfile c = profileFromCalibration(raw.dump(), "raw.json", "mine");
+  ASSERT_EQ(c.profile.host->skew.size(), 2u);
+  EXPECT_NEAR(c.profile.host->skew.at(2).perSync, 2e-4, 1e-12);
+  EXPECT_NEAR(c.profile.host->skew.at(2).fraction, 0.05, 1e-9);
+  EXPECT_NEAR(c.profile.host->skew.at(4).perSync, 1e-3, 1e-12);
+  EXPECT_NEAR(c.profile.host->skew.at(4).fraction, 0, 1e-9);
+  EXPECT_NE(c.sources.at("host.skew.4.wait_fraction").find("2 chunk lengths"),
+            std::string::npos);
+  HardwareProfile back = parseHardwareProfiles(
+      hardwareProfileToJson(c.profile, c.sources), "out.json")[0];
+  EXPECT_NEAR(back.host->skew.at(2).fraction, 0.05, 1e-9);
+  json bad = raw;
+  bad["skew"][1]["lockstep_seconds"] = 0;
+  EXPECT_NE(calibrationError(bad).find("skew[1].lockstep_seconds"),
+            std::string::npos) << calibrationError(bad);
+  bad = raw;
+  bad["skew"][0]["ranks"] = 1;
+  EXPECT_NE(calibrationError(bad).find("skew[0].ranks"), std::string::npos)
+      << calibrationError(bad);
+  bad = raw;
+  bad["skew"][2]["lockstep_seconds"] = 1.0, bad["skew"][3]["lockstep_seconds"] = 5.0;
+  EXPECT_NE(calibrationError(bad).find("quieter host"), std::string::npos)
+      << calibrationError(bad);
 }
 
 TEST(ProfileFromCalibration, BadMeasurementsNameTheFieldAndValue) {

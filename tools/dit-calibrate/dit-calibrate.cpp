@@ -5,7 +5,8 @@
 //
 // Times the runtime's GEMM, attention and elementwise kernels with each
 // thread count, then starts each --ranks count of local ranks (as
-// `dit-run --nproc` does) and times gloo collectives between them. Writes
+// `dit-run --nproc` does) and times the collectives between them and the
+// ranks' skew at a barrier (SkewSample). Writes
 // the raw measurements (Calibrate.h); `ditc calibrate` runs this tool and
 // fits a hardware profile to them. Exit codes: 0 done, 1 run failure, 2 bad
 // input.
@@ -99,12 +100,18 @@ int main(int argc, char **argv) {
 
     // A rank the launcher started: time the collectives; rank 0 writes them.
     if (auto rankOutput = parser.get("--rank-output")) {
-      std::vector<CollectiveSample> samples = measureCollectives(sizes, timeout);
-      if (!samples.empty()) {
-        json out = json::array();
-        for (const CollectiveSample &s : samples)
-          out.push_back({{"kind", s.kind}, {"ranks", s.ranks},
-                         {"bytes", s.bytes}, {"seconds", s.seconds}});
+      LocalRankTimings timings = measureLocalRanks(sizes, timeout);
+      if (!timings.collectives.empty()) {
+        json out = {{"collectives", json::array()}, {"skew", json::array()}};
+        for (const CollectiveSample &s : timings.collectives)
+          out["collectives"].push_back({{"kind", s.kind}, {"ranks", s.ranks},
+                                        {"bytes", s.bytes}, {"seconds", s.seconds}});
+        for (const SkewSample &s : timings.skew)
+          out["skew"].push_back({{"ranks", s.ranks}, {"rows", s.rows},
+                                 {"iterations", s.iterations},
+                                 {"free_seconds", s.freeSeconds},
+                                 {"lockstep_seconds", s.lockstepSeconds},
+                                 {"barrier_seconds", s.barrierSeconds}});
         writeFileAtomically(*rankOutput, out.dump() + "\n");
       }
       std::fflush(stdout);
@@ -149,7 +156,7 @@ int main(int argc, char **argv) {
                          {"elementwise_elements_per_s", r.elementwiseElementsPerSecond}});
     }
 
-    json collectives = json::array();
+    json collectives = json::array(), skew = json::array();
     for (int64_t n : ranks) {
       char pattern[] = "/tmp/dit-calibrate-XXXXXX";
       int fd = ::mkstemp(pattern);
@@ -169,10 +176,20 @@ int main(int argc, char **argv) {
       if (code != 0)
         throw RunFailure("timing gloo collectives between " + std::to_string(n) +
                          " local ranks failed (exit " + std::to_string(code) + ")");
-      for (json &sample : json::parse(text))
+      json timings = json::parse(text);
+      for (json &sample : timings.at("collectives"))
         collectives.push_back(sample);
       std::printf("%lld ranks: %zu collective timings\n", (long long)n,
-                  json::parse(text).size());
+                  timings.at("collectives").size());
+      for (json &sample : timings.at("skew")) {
+        std::printf("%lld ranks, %lld-row chunks: %.2f ms free, %.2f ms in "
+                    "lockstep (idle barrier %.3f ms)\n",
+                    (long long)n, (long long)sample.at("rows").get<int64_t>(),
+                    1e3 * sample.at("free_seconds").get<double>(),
+                    1e3 * sample.at("lockstep_seconds").get<double>(),
+                    1e3 * sample.at("barrier_seconds").get<double>());
+        skew.push_back(sample);
+      }
     }
 
     json out = {{"format", "ditc-calibration/1"},
@@ -183,6 +200,7 @@ int main(int argc, char **argv) {
                                      double(::sysconf(_SC_PAGESIZE))},
                 {"compute", compute},
                 {"collectives", collectives},
+                {"skew", skew},
                 {"method", calibrationMethod()}};
     writeFileAtomically(output, out.dump(1) + "\n");
     std::printf("wrote %s\n", output.c_str());

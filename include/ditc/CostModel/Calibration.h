@@ -40,6 +40,19 @@ LinkClass fitCollective(CollectiveKind kind,
                         const std::vector<TimedCollective> &samples,
                         double *fitError = nullptr);
 
+/// One skew timing of dit-calibrate (SkewSample in the runtime): per
+/// chunk of compute, free-running and in lockstep with a barrier after
+/// each, and the barrier between idle ranks.
+struct TimedSkew {
+  int64_t ranks = 2;
+  double freeSeconds = 0, lockstepSeconds = 0, barrierSeconds = 0;
+};
+
+/// The wait per barrier beyond an idle barrier, lockstep - free - barrier
+/// (at least 0), fitted as perSync + fraction * free over the chunk
+/// lengths of one rank count (least squares, both terms at least 0).
+HostRates::Skew fitSkew(const std::vector<TimedSkew> &samples);
+
 struct CalibratedProfile {
   HardwareProfile profile;
   /// Per field path (hardwareProfileToJson's keys), where the number is from.

@@ -82,6 +82,11 @@ int64_t threadsPerRank(const HostRates &host, int64_t stageRanksOnHost);
 /// the largest measured count, that one scaled by threads / count.
 double hostRate(const std::map<int64_t, double> &byThreads, int64_t threads);
 
+/// The skew a blocking collective waits out on a host of `ranksOnHost`
+/// ranks: the profile's figure for the largest measured count at or below
+/// it, none below the smallest (a lone rank waits for nobody).
+HostRates::Skew skewOfRanks(const HostRates &host, int64_t ranksOnHost);
+
 /// Without a host section: each class's peak times its efficiency, and the
 /// memory bandwidth times the elementwise efficiency. With one, the rates
 /// measured at threadsPerRank of the ranks that compute at once

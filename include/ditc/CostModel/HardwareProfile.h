@@ -48,6 +48,16 @@ struct HostRates {
   /// own alpha-beta formula between ranks of this host; they replace the
   /// intra-node link (at efficiency 1) for that kind.
   std::map<CollectiveKind, LinkClass> collectives;
+  /// What a blocking collective waits for the group's last member, by the
+  /// ranks busy on the host (the largest measured count at or below it
+  /// applies; none below 2). Ranks that share cores, or vCPUs of different
+  /// speed, finish the same work at different times: a collective after
+  /// `c` seconds of compute waits perSync + fraction * c more than between
+  /// idle ranks. Optional: without it the model adds no wait.
+  struct Skew {
+    double perSync = 0, fraction = 0;
+  };
+  std::map<int64_t, Skew> skew;
 };
 
 struct HardwareProfile {

@@ -14,6 +14,8 @@
 //                 "elementwise_bytes_per_s", "elementwise_elements_per_s"},
 //                ...],
 //    "collectives": [{"kind", "ranks", "bytes", "seconds"}, ...],
+//    "skew": [{"ranks", "rows", "iterations", "free_seconds",
+//              "lockstep_seconds", "barrier_seconds"}, ...],
 //    "method": {what was timed and how}}
 //
 //===----------------------------------------------------------------------===//
@@ -49,13 +51,43 @@ struct CollectiveSample {
   double seconds = 0;
 };
 
+/// The ranks' skew at a blocking collective. Every rank computes the same
+/// GEMM chunk (`rows` x 1024 by 1024 x 1024, with dit-run's threads per
+/// rank) `iterations` times: once free-running, once with a barrier (the
+/// shared-memory all-reduce of one float that dit-run's blocking
+/// collectives go through) after each chunk. Ranks that share cores, or
+/// that run on vCPUs of different speed, reach each barrier at different
+/// times, and the group waits for the last; the free run pays that once.
+struct SkewSample {
+  int64_t ranks = 0, rows = 0, iterations = 0;
+  /// Seconds per chunk free-running: the slowest rank's total over the
+  /// iterations (rank 0 times it from one barrier to the next).
+  double freeSeconds = 0;
+  /// Seconds per chunk and barrier in lockstep: freeSeconds plus the
+  /// median over rounds of a lockstep run's excess over the free run just
+  /// before it.
+  double lockstepSeconds = 0;
+  /// One barrier between idle ranks (the median of repetitions).
+  double barrierSeconds = 0;
+};
+
+struct LocalRankTimings {
+  std::vector<CollectiveSample> collectives;
+  std::vector<SkewSample> skew;
+};
+
 /// Runs as one of `WORLD_SIZE` local ranks (the torchrun variables the
 /// launcher sets): times every collective kind at each of `sizes` over a
-/// gloo group of all ranks. Rank 0 returns the samples; the others return
+/// gloo group of all ranks, then the ranks' skew (SkewSample) at each of
+/// calibrationSkewRows(). Rank 0 returns the timings; the others return
 /// nothing. Throws RunFailure when a peer fails or `timeout` passes.
-std::vector<CollectiveSample>
-measureCollectives(const std::vector<int64_t> &sizes,
-                   std::chrono::milliseconds timeout);
+LocalRankTimings measureLocalRanks(const std::vector<int64_t> &sizes,
+                                   std::chrono::milliseconds timeout);
+
+/// Rows of the GEMM chunk the skew is timed at: a short and a long
+/// interval between barriers, so the fit separates a wait per barrier
+/// from a wait that grows with the compute before it.
+std::vector<int64_t> calibrationSkewRows();
 
 /// Message sizes (bytes per rank) the collectives are timed at.
 std::vector<int64_t> calibrationMessageSizes();
