@@ -72,8 +72,9 @@ HostRates::Skew fitSkew(const std::vector<TimedSkew> &samples) {
   // best fit with that term 0.
   double n = 0, c = 0, cc = 0, e = 0, ce = 0;
   for (const TimedSkew &s : samples) {
+    double wait = excess(s);
     n += 1, c += s.freeSeconds, cc += s.freeSeconds * s.freeSeconds;
-    e += excess(s), ce += s.freeSeconds * excess(s);
+    e += wait, ce += s.freeSeconds * wait;
   }
   HostRates::Skew out;
   if (n == 0)

@@ -71,23 +71,17 @@ double sourcedNumber(const JsonObject &object, const std::string &field,
   return value;
 }
 
-/// "2" -> 2: a thread count written as an object key.
-int64_t threadCountKey(const JsonObject &threads, const std::string &key) {
+/// "2" -> 2: a count written as an object key of `section` (named
+/// `sectionName`, e.g. host.threads), a whole number in [min, 1024]; `noun`
+/// names what it counts.
+int64_t countKey(const JsonObject &section, const char *sectionName,
+                 const std::string &key, int64_t min, const char *noun) {
   bool digits = !key.empty() && key.size() <= 4 && key[0] != '0' &&
                 key.find_first_not_of("0123456789") == std::string::npos;
-  if (!digits || std::stoll(key) > 1024)
-    threads.fail(key, "is not a thread count; the keys of host.threads are "
-                      "whole numbers in [1, 1024]");
-  return std::stoll(key);
-}
-
-/// "4" -> 4: a rank count written as an object key of host.skew.
-int64_t rankCountKey(const JsonObject &skew, const std::string &key) {
-  bool digits = !key.empty() && key.size() <= 4 && key[0] != '0' &&
-                key.find_first_not_of("0123456789") == std::string::npos;
-  if (!digits || std::stoll(key) < 2 || std::stoll(key) > 1024)
-    skew.fail(key, "is not a rank count; the keys of host.skew are whole "
-                   "numbers in [2, 1024]");
+  if (!digits || std::stoll(key) < min || std::stoll(key) > 1024)
+    section.fail(key, std::string("is not a ") + noun + " count; the keys of " +
+                          sectionName + " are whole numbers in [" +
+                          std::to_string(min) + ", 1024]");
   return std::stoll(key);
 }
 
@@ -103,7 +97,7 @@ HostRates parseHost(const JsonObject &host) {
     host.fail("threads", "lacks \"1\"; the rates of one thread are needed "
                          "for ranks that time-share the cores");
   for (auto &[key, value] : threads.raw().items()) {
-    int64_t t = threadCountKey(threads, key);
+    int64_t t = countKey(threads, "host.threads", key, 1, "thread");
     JsonObject rates = threads.getObject(key);
     out.gemmFlops[t] = sourcedNumber(rates, "gemm_flops", 0, kMaxFlops);
     out.attentionFlops[t] = sourcedNumber(rates, "attention_flops", 0, kMaxFlops);
@@ -133,7 +127,7 @@ HostRates parseHost(const JsonObject &host) {
   if (host.has("skew")) {
     JsonObject skew = host.getObject("skew");
     for (auto &[key, value] : skew.raw().items()) {
-      int64_t ranks = rankCountKey(skew, key);
+      int64_t ranks = countKey(skew, "host.skew", key, 2, "rank");
       JsonObject wait = skew.getObject(key);
       out.skew[ranks] = {
           sourcedNumber(wait, "wait_per_sync", 0, kMaxLatency, /*minInclusive=*/true),

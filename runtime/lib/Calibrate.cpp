@@ -255,6 +255,16 @@ LocalRankTimings measureLocalRanks(const std::vector<int64_t> &sizes,
                      ": setting up the shared-memory all_reduce failed: " +
                      firstLine(error));
   }
+  // As dit-run sums between ranks of one host: in shared memory where the
+  // ranks agreed to, else through gloo.
+  auto allReduce = [&](at::Tensor &x) {
+    if (hostReduce) {
+      hostReduce->sumInPlace(x, timeout);
+      return;
+    }
+    std::vector<at::Tensor> t{x};
+    pg->allreduce(t)->wait(timeout);
+  };
   LocalRankTimings timings;
   std::vector<CollectiveSample> &samples = timings.collectives;
   auto time = [&](const std::string &kind, int64_t bytes,
@@ -276,14 +286,7 @@ LocalRankTimings measureLocalRanks(const std::vector<int64_t> &sizes,
     for (int64_t bytes : sizes) {
       int64_t n = bytes / 4;
       at::Tensor x = at::ones({n}, at::kFloat);
-      time("all_reduce", bytes, [&] {
-        if (hostReduce) {
-          hostReduce->sumInPlace(x, timeout);
-          return;
-        }
-        std::vector<at::Tensor> t{x};
-        pg->allreduce(t)->wait(timeout);
-      });
+      time("all_reduce", bytes, [&] { allReduce(x); });
       // all_gather: through shared memory, the exchange of x repeated to
       // every member (dit-run's Communicator::allGather); through gloo's
       // all_to_all of the same chunks when that does not fit a slot.
@@ -359,14 +362,7 @@ LocalRankTimings measureLocalRanks(const std::vector<int64_t> &sizes,
     pg->barrier()->wait(timeout);
     // Skew: the barrier every blocking collective of a step amounts to.
     at::Tensor token = at::zeros({1}, at::kFloat);
-    auto barrier = [&] {
-      if (hostReduce) {
-        hostReduce->sumInPlace(token, timeout);
-        return;
-      }
-      std::vector<at::Tensor> t{token};
-      pg->allreduce(t)->wait(timeout);
-    };
+    auto barrier = [&] { allReduce(token); };
     std::vector<double> idle;
     for (int i = 0; i < 41; ++i) {
       Clock::time_point start = Clock::now();
