@@ -13,7 +13,6 @@ build=${DITC_BUILD_DIR:-$root/build}
 if [[ "${DITC_SKIP_SANITIZERS:-0}" != 1 ]]; then
   asan=${DITC_ASAN_BUILD_DIR:-$root/build-asan}
   echo "test.sh: the same tests under -fsanitize=address,undefined ($asan)"
-  DITC_BUILD_DIR=$asan "$root/scripts/build.sh" -DDITC_SANITIZE=ON
   # Any report fails the test that triggered it. dit-run leaves through
   # _exit after a failed collective, so leak checking is off. LLVM's headers
   # poison allocator slabs in our instrumented code while Debian's
@@ -21,5 +20,7 @@ if [[ "${DITC_SKIP_SANITIZERS:-0}" != 1 ]]; then
   # (allow_user_poisoning=0); ASan's own checks all stay on.
   export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:detect_stack_use_after_return=0:allow_user_poisoning=0
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  # Exported before the build, so anything the build runs sees them too.
+  DITC_BUILD_DIR=$asan "$root/scripts/build.sh" -DDITC_SANITIZE=ON
   (cd "$asan" && ctest --output-on-failure -j 2)
 fi
