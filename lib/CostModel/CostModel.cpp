@@ -295,9 +295,13 @@ public:
     int64_t n = groupSize(c.axes);
     if (n < 2)
       return 0;
+    if (c.kind != CollectiveKind::RingShift) {
+      // A collective issued in pieces pays its latency once per piece; the
+      // pieces' overlap with the compute between them is not credited.
+      double pieces = double(std::max<int64_t>(1, c.messages));
+      return pieces * collective(c.kind, batch * c.bytes / pieces, n, c.axes);
+    }
     double one = collective(c.kind, batch * c.bytes, n, c.axes);
-    if (c.kind != CollectiveKind::RingShift)
-      return one;
     ComputeWork hop;
     hop.add(OpClass::Attention, batch * c.overlapFlops, 0);
     if (c.overlapKeys > 0)
@@ -343,9 +347,12 @@ public:
           if (n > 1) {
             stage.bytesSent[c.axes.front()] +=
                 calls * double(c.hops) * collectiveBytesSent(c.kind, c.bytes, n);
-            // Each ring hop waits for its block; any other collective once.
+            // Each ring hop waits for its block; any other collective once
+            // per piece the runtime issues it in.
             syncsPerCall[c.axes.front()] +=
-                c.kind == CollectiveKind::RingShift ? double(c.hops) : 1.0;
+                c.kind == CollectiveKind::RingShift
+                    ? double(c.hops)
+                    : double(std::max<int64_t>(1, c.messages));
             syncs = true;
           }
           double seconds = exposed(c, batch) * callsPerStep;

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "ditc/CostModel/WorkExtraction.h"
 
+#include "ditc/Analysis/Overlap.h"
 #include "ditc/Analysis/StepAccounting.h"
 #include "ditc/Transforms/MeshInfo.h"
 #include "ditc/Transforms/Passes.h"
@@ -138,9 +139,10 @@ private:
       weights += double(slice.localBytes);
     work.paramBytes += weights;
     if (auto reduce = dyn_cast<shard::AllReduceOp>(op)) {
-      work.collectives.push_back({CollectiveKind::AllReduce,
-                                  axesOf(mesh, reduce.getGridAxes()),
-                                  bytesOf(reduce.getInput().getType())});
+      CollectiveWork sum{CollectiveKind::AllReduce, axesOf(mesh, reduce.getGridAxes()),
+                         bytesOf(reduce.getInput().getType())};
+      sum.messages = allReduceMessages(reduce);
+      work.collectives.push_back(sum);
     } else if (auto gather = dyn_cast<shard::AllGatherOp>(op)) {
       work.collectives.push_back({CollectiveKind::AllGather,
                                   axesOf(mesh, gather.getGridAxes()),

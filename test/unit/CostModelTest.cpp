@@ -137,6 +137,24 @@ TEST(EstimateStep, ComputePlusExposedCommunication) {
   EXPECT_DOUBLE_EQ(e.bufferBytes, 2e8);
 }
 
+// An all-reduce the runtime issues in row chunks (a row-parallel linear's,
+// overlap_row_chunks) pays the latency once per chunk and its bytes once.
+TEST(EstimateStep, AnAllReduceInPiecesPaysALatencyPerPiece) {
+  HardwareProfile hw = toyProfile();
+  TransformerWork work = twoBlocks();
+  work.shape = degrees({{Axis::TP, 2}});
+  for (BlockWork &block : work.blocks)
+    block.collectives[0].messages = 4;
+  StepEstimate e = estimateStep(work, configOf(work.shape), hw);
+  double allReduce = 2 * (4 * 2 * 2e-6 + 1e8 / 100e9);
+  EXPECT_NEAR(e.commSeconds.at(Axis::TP), allReduce, 1e-12);
+  // Over 4 ranks: 2(n - 1) latencies per piece.
+  work.shape = degrees({{Axis::TP, 4}});
+  e = estimateStep(work, configOf(work.shape), hw);
+  EXPECT_NEAR(e.commSeconds.at(Axis::TP), 2 * (4 * 6 * 2e-6 + 1.5 * 1e8 / 100e9),
+              1e-12);
+}
+
 TEST(EstimateStep, PipelineStagesRunInTurnAndTheRestIsBubble) {
   HardwareProfile hw = toyProfile();
   TransformerWork work = twoBlocks();

@@ -242,6 +242,13 @@ TEST(EstimateStep, BlockingCollectivesWaitOutTheRanksSkew) {
               1e-12);
   EXPECT_NEAR(e.stepSeconds - estimateStep(work, config, plain).stepSeconds,
               perSync + fraction * compute, 1e-12);
+  // The same all-reduce issued in 3 row chunks: a barrier, and so a wait,
+  // per chunk; the compute's fraction once.
+  TransformerWork chunked = work;
+  chunked.blocks[0].collectives[0].messages = 3;
+  EXPECT_NEAR(estimateStep(chunked, config, hw).stepSeconds -
+                  estimateStep(chunked, config, plain).stepSeconds,
+              3 * perSync + fraction * compute, 1e-12);
   // tp 2 x dp 2: four ranks on the host, the figures measured for four.
   config.degrees[Axis::DP] = 2;
   EXPECT_NEAR(estimateStep(work, config, hw).stepSeconds -

@@ -17,6 +17,7 @@
 
 #include "mlir/IR/MLIRContext.h"
 
+#include <map>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -166,3 +167,39 @@ TEST(Search, ABoundOnShapesKeepsTheNearestAndSaysSo) {
 }
 
 } // namespace
+
+// The search prices the all-reduces the runtime issues: a row-parallel
+// linear's all-reduce once per row chunk of the plan's overlap_row_chunks
+// cut (up to 4, whole GEMM tiles of 256 rows), every other collective once.
+// One branch call of tiny-wan runs 32760 image rows (128 tiles: 4 chunks)
+// and 512 text rows (2 tiles: 2 chunks).
+TEST(WorkExtraction, RowParallelAllReducesCountTheRuntimesChunks) {
+  Imported wan = import("tiny-wan", degreesOf({{Axis::TP, 2}}));
+  mlir::FailureOr<TransformerWork> work =
+      partitionAndExtract(*wan.module, degreesOf({{Axis::TP, 2}}));
+  ASSERT_TRUE(mlir::succeeded(work));
+  std::map<int64_t, int64_t> allReducesByMessages;
+  std::vector<const BlockWork *> blocks{&work->prologue};
+  for (const BlockWork &block : work->blocks)
+    blocks.push_back(&block);
+  for (const BlockWork *block : blocks)
+    for (const CollectiveWork &c : block->collectives) {
+      if (c.kind == CollectiveKind::AllReduce)
+        ++allReducesByMessages[c.messages];
+      else
+        EXPECT_EQ(c.messages, 1);
+    }
+  // The text projection's all-reduce in 2 chunks; per block the
+  // self-attention output, the cross-attention output and the feed-forward's
+  // second linear in 4: `ditc compile --tp-size 2` marks the same 7.
+  ASSERT_EQ(work->blocks.size(), 2u);
+  EXPECT_EQ(allReducesByMessages[2], 1);
+  EXPECT_EQ(allReducesByMessages[4], 6);
+  // Ulysses exchanges are not all-reduces: one message each.
+  Imported ulysses = import("tiny-wan", degreesOf({{Axis::Ulysses, 2}}));
+  work = partitionAndExtract(*ulysses.module, degreesOf({{Axis::Ulysses, 2}}));
+  ASSERT_TRUE(mlir::succeeded(work));
+  for (const BlockWork &block : work->blocks)
+    for (const CollectiveWork &c : block.collectives)
+      EXPECT_EQ(c.messages, 1);
+}

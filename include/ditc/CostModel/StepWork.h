@@ -64,6 +64,10 @@ struct CollectiveWork {
   int64_t hops = 1;          // ring shifts: hops per call
   double overlapFlops = 0;   // ring shifts: attention FLOPs per hop to hide behind
   double overlapKeys = 0;    // ring shifts: keys per call of that attention
+  /// The collectives the runtime issues per call, each on `bytes / messages`
+  /// and each a barrier on a host: an all_reduce completing a row-parallel
+  /// linear runs once per row chunk (overlap_row_chunks, tileRowChunks).
+  int64_t messages = 1;
 };
 
 struct BlockWork {

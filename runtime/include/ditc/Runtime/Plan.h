@@ -9,6 +9,8 @@
 #ifndef DITC_RUNTIME_PLAN_H
 #define DITC_RUNTIME_PLAN_H
 
+#include "ditc/Support/RowChunks.h"
+
 #include <nlohmann/json.hpp>
 
 #include <array>
@@ -269,18 +271,10 @@ const Op *overlappedAttentionAt(const Function &fn, size_t index);
 /// proved it reads only that linear's result), or nullptr.
 const Op *overlappedLinearAt(const Function &fn, size_t index);
 
-/// The row tile of tiledLinear's products (Kernels.cpp): a tile's bits do
-/// not depend on the rows outside it.
-constexpr int64_t kGemmTileRows = 256;
-
-/// Consecutive row ranges (first, count) covering `items` batch elements of
-/// `rowsPerItem` rows each: at most max(1, chunks / items) per element, each
-/// starting at a row tile of its element and a whole number of tiles but
-/// the element's last, so the product of a range has the bits of those rows
-/// of the whole product (tiledLinear's tiles restart at each element). The
-/// executor and the collective tracer cut an overlapped all_reduce by it.
-std::vector<std::pair<int64_t, int64_t>> tileRowChunks(int64_t items, int64_t rowsPerItem,
-                                                       int64_t chunks);
+/// The row tile and the row chunks of an overlapped all_reduce are shared
+/// with the cost model (ditc/Support/RowChunks.h).
+using ditc::kGemmTileRows;
+using ditc::tileRowChunks;
 
 /// One exchange of an overlapped region: head group `group`'s input
 /// all_to_all, or its output one.

@@ -1,0 +1,36 @@
+//===- Overlap.h - Where the runtime may overlap exchanges with compute -*- C++ -*-===//
+//
+// The partitioned IR shapes in which the runtime may split a collective to
+// overlap it with compute: ProgramSerializer writes them into the plan
+// (overlap_head_groups, overlap_row_chunks), and the cost model prices the
+// split collectives the executor then issues. One decision, read by both.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DITC_ANALYSIS_OVERLAP_H
+#define DITC_ANALYSIS_OVERLAP_H
+
+#include "dit/IR/DitOps.h"
+
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+
+#include <cstdint>
+
+namespace ditc {
+
+/// How many head groups a Ulysses attention's exchanges may be pipelined
+/// in, or 0 when they may not.
+int64_t overlapHeadGroups(mlir::dit::AttentionOp attention);
+
+/// How many row chunks the all_reduce completing a row-parallel linear may
+/// run in, or 0 when it may not.
+int64_t overlapRowChunks(mlir::shard::AllReduceOp reduce);
+
+/// How many all_reduces the runtime issues for `reduce`: one per row chunk
+/// it cuts (tileRowChunks over the reduced tensor's batch elements and
+/// rows), else 1.
+int64_t allReduceMessages(mlir::shard::AllReduceOp reduce);
+
+} // namespace ditc
+
+#endif // DITC_ANALYSIS_OVERLAP_H

@@ -1,0 +1,21 @@
+//===- RowChunks.cpp - How an overlapped all_reduce is cut into rows ------===//
+
+#include "ditc/Support/RowChunks.h"
+
+#include <algorithm>
+
+namespace ditc {
+
+std::vector<std::pair<int64_t, int64_t>> tileRowChunks(int64_t items, int64_t rowsPerItem,
+                                                       int64_t chunks) {
+  int64_t tiles = (rowsPerItem + kGemmTileRows - 1) / kGemmTileRows;
+  int64_t pieces = std::max<int64_t>(1, std::min(chunks / std::max<int64_t>(1, items), tiles));
+  int64_t perChunk = std::max<int64_t>(1, (tiles + pieces - 1) / pieces * kGemmTileRows);
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (int64_t item = 0; item < items; ++item)
+    for (int64_t first = 0; first < rowsPerItem; first += perChunk)
+      out.emplace_back(item * rowsPerItem + first, std::min(perChunk, rowsPerItem - first));
+  return out;
+}
+
+} // namespace ditc
