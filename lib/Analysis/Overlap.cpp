@@ -1,10 +1,7 @@
 //===- Overlap.cpp - Where the runtime may overlap exchanges with compute -===//
 
 #include "ditc/Analysis/Overlap.h"
-#include "ditc/Support/RowChunks.h"
 #include "ditc/Transforms/ShardingAttrs.h"
-
-#include <algorithm>
 
 using namespace mlir;
 
@@ -69,21 +66,6 @@ int64_t overlapRowChunks(shard::AllReduceOp reduce) {
       !linear->hasOneUse() || dit::getTPRole(linear) != "row")
     return 0;
   return 4;
-}
-
-int64_t allReduceMessages(shard::AllReduceOp reduce) {
-  int64_t chunks = overlapRowChunks(reduce);
-  auto type = dyn_cast<RankedTensorType>(reduce.getInput().getType());
-  if (chunks < 2 || !type || !type.hasStaticShape() || type.getRank() < 1 ||
-      type.getShape().back() <= 0)
-    return 1;
-  // The executor cuts the linear's rows per batch element (its first
-  // dimension), as it flattens every dimension but the last into rows.
-  int64_t items = type.getRank() >= 2 ? type.getDimSize(0) : 1;
-  int64_t rows = type.getNumElements() / type.getShape().back();
-  if (items <= 0)
-    return 1;
-  return std::max<int64_t>(1, int64_t(tileRowChunks(items, rows / items, chunks).size()));
 }
 
 } // namespace ditc

@@ -1,5 +1,6 @@
 //===- CostModel.cpp - price one step of one configuration ----------------===//
 #include "ditc/CostModel/CostModel.h"
+#include "ditc/Support/RowChunks.h"
 
 #include <algorithm>
 #include <cmath>
@@ -68,6 +69,13 @@ double collectiveSeconds(CollectiveKind kind, double bytes, int64_t n,
     return alpha + bytes * beta;
   }
   return 0;
+}
+
+int64_t collectiveMessages(const CollectiveWork &c, int64_t batch) {
+  if (c.kind != CollectiveKind::AllReduce || c.rowChunks < 2 || c.rowsPerItem <= 0)
+    return 1;
+  return std::max<int64_t>(1, tileRowChunkCount(c.rowItems * std::max<int64_t>(1, batch),
+                                                 c.rowsPerItem, c.rowChunks));
 }
 
 double collectiveBytesSent(CollectiveKind kind, double bytes, int64_t n) {
@@ -298,7 +306,7 @@ public:
     if (c.kind != CollectiveKind::RingShift) {
       // A collective issued in pieces pays its latency once per piece; the
       // pieces' overlap with the compute between them is not credited.
-      double pieces = double(std::max<int64_t>(1, c.messages));
+      double pieces = double(collectiveMessages(c, int64_t(batch)));
       return pieces * collective(c.kind, batch * c.bytes / pieces, n, c.axes);
     }
     double one = collective(c.kind, batch * c.bytes, n, c.axes);
@@ -352,7 +360,7 @@ public:
             syncsPerCall[c.axes.front()] +=
                 c.kind == CollectiveKind::RingShift
                     ? double(c.hops)
-                    : double(std::max<int64_t>(1, c.messages));
+                    : double(collectiveMessages(c, int64_t(batch)));
             syncs = true;
           }
           double seconds = exposed(c, batch) * callsPerStep;

@@ -141,7 +141,17 @@ private:
     if (auto reduce = dyn_cast<shard::AllReduceOp>(op)) {
       CollectiveWork sum{CollectiveKind::AllReduce, axesOf(mesh, reduce.getGridAxes()),
                          bytesOf(reduce.getInput().getType())};
-      sum.messages = allReduceMessages(reduce);
+      auto type = dyn_cast<RankedTensorType>(reduce.getInput().getType());
+      if (int64_t chunks = overlapRowChunks(reduce);
+          chunks > 1 && type && type.hasStaticShape() && type.getRank() >= 1 &&
+          type.getShape().back() > 0) {
+        // The executor flattens every dimension but the last into rows and
+        // cuts them per batch element, its first dimension.
+        sum.rowChunks = chunks;
+        sum.rowItems = type.getRank() >= 2 ? std::max<int64_t>(1, type.getDimSize(0)) : 1;
+        sum.rowsPerItem =
+            type.getNumElements() / type.getShape().back() / sum.rowItems;
+      }
       work.collectives.push_back(sum);
     } else if (auto gather = dyn_cast<shard::AllGatherOp>(op)) {
       work.collectives.push_back({CollectiveKind::AllGather,

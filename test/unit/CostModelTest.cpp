@@ -143,8 +143,11 @@ TEST(EstimateStep, AnAllReduceInPiecesPaysALatencyPerPiece) {
   HardwareProfile hw = toyProfile();
   TransformerWork work = twoBlocks();
   work.shape = degrees({{Axis::TP, 2}});
-  for (BlockWork &block : work.blocks)
-    block.collectives[0].messages = 4;
+  for (BlockWork &block : work.blocks) {
+    CollectiveWork &sum = block.collectives[0];
+    sum.rowChunks = 4, sum.rowItems = 1, sum.rowsPerItem = 4096;
+    ASSERT_EQ(collectiveMessages(sum), 4);
+  }
   StepEstimate e = estimateStep(work, configOf(work.shape), hw);
   double allReduce = 2 * (4 * 2 * 2e-6 + 1e8 / 100e9);
   EXPECT_NEAR(e.commSeconds.at(Axis::TP), allReduce, 1e-12);
@@ -153,6 +156,27 @@ TEST(EstimateStep, AnAllReduceInPiecesPaysALatencyPerPiece) {
   e = estimateStep(work, configOf(work.shape), hw);
   EXPECT_NEAR(e.commSeconds.at(Axis::TP), 2 * (4 * 6 * 2e-6 + 1.5 * 1e8 / 100e9),
               1e-12);
+}
+
+// The chunks are the executor's: whole GEMM tiles of 256 rows, cut per
+// batch element, so fewer where the rows are few and more where branch
+// calls run as one batch.
+TEST(CollectiveMessages, AreTheRowChunksTheRuntimeCuts) {
+  CollectiveWork sum{CollectiveKind::AllReduce, {Axis::TP}, 1e6};
+  EXPECT_EQ(collectiveMessages(sum), 1);
+  sum.rowChunks = 4, sum.rowItems = 1, sum.rowsPerItem = 32760;
+  EXPECT_EQ(collectiveMessages(sum), 4);
+  // 512 rows are 2 tiles: 2 chunks; a batch of 2 calls, 2 per element.
+  sum.rowsPerItem = 512;
+  EXPECT_EQ(collectiveMessages(sum), 2);
+  EXPECT_EQ(collectiveMessages(sum, 2), 4);
+  // 2 elements of 32760 rows: 2 chunks each; batched twice, 1 each.
+  sum.rowItems = 2, sum.rowsPerItem = 32760;
+  EXPECT_EQ(collectiveMessages(sum), 4);
+  EXPECT_EQ(collectiveMessages(sum, 2), 4);
+  // Only all-reduces are cut.
+  sum.kind = CollectiveKind::AllToAll;
+  EXPECT_EQ(collectiveMessages(sum), 1);
 }
 
 TEST(EstimateStep, PipelineStagesRunInTurnAndTheRestIsBubble) {

@@ -245,7 +245,8 @@ TEST(EstimateStep, BlockingCollectivesWaitOutTheRanksSkew) {
   // The same all-reduce issued in 3 row chunks: a barrier, and so a wait,
   // per chunk; the compute's fraction once.
   TransformerWork chunked = work;
-  chunked.blocks[0].collectives[0].messages = 3;
+  chunked.blocks[0].collectives[0].rowChunks = 3;
+  chunked.blocks[0].collectives[0].rowsPerItem = 3 * 256;
   EXPECT_NEAR(estimateStep(chunked, config, hw).stepSeconds -
                   estimateStep(chunked, config, plain).stepSeconds,
               3 * perSync + fraction * compute, 1e-12);

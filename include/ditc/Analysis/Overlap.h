@@ -26,11 +26,6 @@ int64_t overlapHeadGroups(mlir::dit::AttentionOp attention);
 /// run in, or 0 when it may not.
 int64_t overlapRowChunks(mlir::shard::AllReduceOp reduce);
 
-/// How many all_reduces the runtime issues for `reduce`: one per row chunk
-/// it cuts (tileRowChunks over the reduced tensor's batch elements and
-/// rows), else 1.
-int64_t allReduceMessages(mlir::shard::AllReduceOp reduce);
-
 } // namespace ditc
 
 #endif // DITC_ANALYSIS_OVERLAP_H

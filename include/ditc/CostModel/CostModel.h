@@ -61,6 +61,12 @@ struct StepEstimate {
 /// the plan's manifest counts them.
 double collectiveBytesSent(CollectiveKind kind, double bytes, int64_t groupSize);
 
+/// How many collectives the runtime issues for one call of `c` on a batch
+/// of `batch` branch calls (dit-batch-branches stacks them along the first
+/// dimension), each on its share of the bytes and each a barrier on a
+/// host: the row chunks tileRowChunks cuts for a chunked all-reduce, else 1.
+int64_t collectiveMessages(const CollectiveWork &c, int64_t batch = 1);
+
 /// Seconds one collective takes on `link` for a group of `groupSize`.
 double collectiveSeconds(CollectiveKind kind, double bytes, int64_t groupSize,
                          const LinkClass &link, double efficiency);

@@ -64,10 +64,13 @@ struct CollectiveWork {
   int64_t hops = 1;          // ring shifts: hops per call
   double overlapFlops = 0;   // ring shifts: attention FLOPs per hop to hide behind
   double overlapKeys = 0;    // ring shifts: keys per call of that attention
-  /// The collectives the runtime issues per call, each on `bytes / messages`
-  /// and each a barrier on a host: an all_reduce completing a row-parallel
-  /// linear runs once per row chunk (overlap_row_chunks, tileRowChunks).
-  int64_t messages = 1;
+  /// An all_reduce completing a row-parallel linear, which the runtime
+  /// issues once per row chunk (overlap_row_chunks > 1): the plan's chunk
+  /// count, and the reduced tensor's batch elements and rows per element
+  /// that tileRowChunks cuts. 0 chunks: one message (collectiveMessages).
+  int64_t rowChunks = 0;
+  int64_t rowItems = 1;
+  int64_t rowsPerItem = 0;
 };
 
 struct BlockWork {

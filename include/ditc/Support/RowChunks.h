@@ -30,6 +30,10 @@ constexpr int64_t kGemmTileRows = 256;
 std::vector<std::pair<int64_t, int64_t>> tileRowChunks(int64_t items, int64_t rowsPerItem,
                                                        int64_t chunks);
 
+/// tileRowChunks(items, rowsPerItem, chunks).size(), without the ranges:
+/// the cost model counts chunks for every configuration it prices.
+int64_t tileRowChunkCount(int64_t items, int64_t rowsPerItem, int64_t chunks);
+
 } // namespace ditc
 
 #endif // DITC_SUPPORT_ROWCHUNKS_H
