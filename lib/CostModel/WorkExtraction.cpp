@@ -12,6 +12,7 @@
 
 #include "ditc/Analysis/Overlap.h"
 #include "ditc/Analysis/StepAccounting.h"
+#include "ditc/Support/RowChunks.h"
 #include "ditc/Transforms/MeshInfo.h"
 #include "ditc/Transforms/Passes.h"
 #include "ditc/Transforms/ShardingAttrs.h"
@@ -143,14 +144,11 @@ private:
                          bytesOf(reduce.getInput().getType())};
       auto type = dyn_cast<RankedTensorType>(reduce.getInput().getType());
       if (int64_t chunks = overlapRowChunks(reduce);
-          chunks > 1 && type && type.hasStaticShape() && type.getRank() >= 1 &&
-          type.getShape().back() > 0) {
-        // The executor flattens every dimension but the last into rows and
-        // cuts them per batch element, its first dimension.
+          chunks > 1 && type && type.hasStaticShape()) {
+        RowCut cut = rowCutOf(type.getShape().vec());
         sum.rowChunks = chunks;
-        sum.rowItems = type.getRank() >= 2 ? std::max<int64_t>(1, type.getDimSize(0)) : 1;
-        sum.rowsPerItem =
-            type.getNumElements() / type.getShape().back() / sum.rowItems;
+        sum.rowItems = cut.items;
+        sum.rowsPerItem = cut.rowsPerItem;
       }
       work.collectives.push_back(sum);
     } else if (auto gather = dyn_cast<shard::AllGatherOp>(op)) {

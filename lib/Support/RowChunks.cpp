@@ -23,6 +23,16 @@ std::vector<std::pair<int64_t, int64_t>> tileRowChunks(int64_t items, int64_t ro
   return out;
 }
 
+RowCut rowCutOf(const std::vector<int64_t> &shape) {
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < shape.size(); ++d)
+    rows *= shape[d];
+  RowCut cut;
+  cut.items = shape.size() >= 2 ? shape[0] : 1;
+  cut.rowsPerItem = cut.items > 0 ? rows / cut.items : 0;
+  return cut;
+}
+
 int64_t tileRowChunkCount(int64_t items, int64_t rowsPerItem, int64_t chunks) {
   if (items <= 0 || rowsPerItem <= 0)
     return 0;

@@ -903,9 +903,9 @@ at::Tensor Executor::chunkedRowLinear(const Op &linear, const Op &reduce,
   // the whole product; the sums are elementwise, so chunking them changes
   // no bit on two ranks (and only the order of a ring's additions on more).
   std::vector<std::tuple<int64_t, int, int64_t>> inFlight;
-  int64_t items = x.dim() >= 2 ? x.size(0) : 1;
+  RowCut cut = rowCutOf(x.sizes().vec());
   for (auto [first, count] :
-       tileRowChunks(items, items > 0 ? rows.size(0) / items : 0, reduce.a.overlapRowChunks)) {
+       tileRowChunks(cut.items, cut.rowsPerItem, reduce.a.overlapRowChunks)) {
     at::Tensor partial = tiledLinearRows(rows.narrow(0, first, count), p[0], bias);
     inFlight.emplace_back(first, comm->startAllReduce(partial, reduce.axes,
                                                      describe(reduce) + " (rows " +

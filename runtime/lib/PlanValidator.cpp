@@ -875,12 +875,9 @@ private:
       if (const Op *reduce = overlappedLinearAt(fn, index)) {
         // One all_reduce per row chunk, as the executor issues them.
         Shape shape = fn.valueShapes[reduce->inputs[0]];
-        int64_t rows = 1;
-        for (size_t d = 0; d + 1 < shape.size(); ++d)
-          rows *= shape[d];
-        int64_t items = shape.size() >= 2 ? shape[0] : 1;
+        RowCut cut = rowCutOf(shape);
         for (auto [first, count] :
-             tileRowChunks(items, items > 0 ? rows / items : 0, reduce->a.overlapRowChunks))
+             tileRowChunks(cut.items, cut.rowsPerItem, reduce->a.overlapRowChunks))
           events[reduce->axes].push_back(
               {reduce->name + " row chunk at " + std::to_string(first), {count, shape.back()}});
         ++index;

@@ -35,3 +35,19 @@ TEST(RowChunks, CoverEveryRowOnTileBoundariesAndMatchTheirCount) {
                     items * std::max<int64_t>(1, chunks / items));
       }
 }
+
+// Every dimension but the last is rows; the first is the batch elements.
+TEST(RowChunks, ATensorsCutIsItsFirstDimensionAndItsRows) {
+  RowCut cut = rowCutOf({2, 32760, 64});
+  EXPECT_EQ(cut.items, 2);
+  EXPECT_EQ(cut.rowsPerItem, 32760);
+  cut = rowCutOf({3, 4, 5, 8});
+  EXPECT_EQ(cut.items, 3);
+  EXPECT_EQ(cut.rowsPerItem, 20);
+  cut = rowCutOf({64}); // one row of 64
+  EXPECT_EQ(cut.items, 1);
+  EXPECT_EQ(cut.rowsPerItem, 1);
+  cut = rowCutOf({0, 7, 8}); // no elements, no rows
+  EXPECT_EQ(cut.items, 0);
+  EXPECT_EQ(cut.rowsPerItem, 0);
+}

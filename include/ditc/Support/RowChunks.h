@@ -30,6 +30,16 @@ constexpr int64_t kGemmTileRows = 256;
 std::vector<std::pair<int64_t, int64_t>> tileRowChunks(int64_t items, int64_t rowsPerItem,
                                                        int64_t chunks);
 
+/// The batch elements and rows per element that tileRowChunks cuts for a
+/// tensor of `shape`: the executor flattens every dimension but the last
+/// into rows, and an element is an index of the first (one element below
+/// rank 2). No rows where there are no elements.
+struct RowCut {
+  int64_t items = 1;
+  int64_t rowsPerItem = 0;
+};
+RowCut rowCutOf(const std::vector<int64_t> &shape);
+
 /// tileRowChunks(items, rowsPerItem, chunks).size(), without the ranges:
 /// the cost model counts chunks for every configuration it prices.
 int64_t tileRowChunkCount(int64_t items, int64_t rowsPerItem, int64_t chunks);
