@@ -501,7 +501,15 @@ at::Tensor Communicator::allGather(const at::Tensor &x,
   at::Tensor wireProbe =
       at::empty({0}, x.options().dtype(wireType(x.scalar_type(), options.backend)));
   group.exchanged = true;
-  if (hostReducer(group, wireProbe)) {
+  HostReduce *local = nullptr;
+  try {
+    // The group's first exchange sets the shared memory up through gloo,
+    // with the same peers: a member dying then fails it here.
+    local = hostReducer(group, wireProbe);
+  } catch (const std::exception &error) {
+    fail(what, group, error);
+  }
+  if (local) {
     std::vector<int64_t> repeated = x.sizes().vec();
     repeated.insert(repeated.begin(), int64_t(group.members.size()));
     return finishBlocking(startExchange(group, x.unsqueeze(0).expand(repeated), dim,
