@@ -442,6 +442,10 @@ private:
 
 struct StepTiming {
   double totalMs;
+  /// The whole process's CPU time over the step (every thread: ATen's,
+  /// gloo's, the transfer waiters): on a shared host, how much of the
+  /// cores the step took, which the wall time alone does not say.
+  double cpuMs = 0;
   std::map<std::string, CommTime> comm; // milliseconds, raw and exposed
 };
 
@@ -453,12 +457,17 @@ struct WeightsRead {
   double cpuMs = 0; // this thread's CPU time: on a shared host, ms - cpuMs waited
 };
 
-/// This thread's CPU time in milliseconds.
-static double threadCpuMs() {
+static double cpuClockMs(clockid_t clock) {
   timespec t{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  ::clock_gettime(clock, &t);
   return double(t.tv_sec) * 1e3 + double(t.tv_nsec) / 1e6;
 }
+
+/// This thread's CPU time in milliseconds.
+static double threadCpuMs() { return cpuClockMs(CLOCK_THREAD_CPUTIME_ID); }
+
+/// This process's CPU time, all its threads, in milliseconds.
+static double processCpuMs() { return cpuClockMs(CLOCK_PROCESS_CPUTIME_ID); }
 } // namespace
 
 static void printSummary(const Manifest &m, const RunOptions &options,
@@ -722,6 +731,7 @@ void runRank(const RunOptions &options) {
     Progress progress(steps, rank == 0);
     for (int64_t step = 0; step < steps && !experts.empty(); ++step) {
       Clock::time_point stepStart = Clock::now();
+      double stepCpuStart = processCpuMs();
       const ScheduleStep &at = schedule.steps[size_t(step)];
       // Two experts (Wan2.2 A14B): the high-noise one while the scheduler's
       // timestep is at or above boundary_ratio x 1000, as Wan's pipeline.
@@ -760,6 +770,7 @@ void runRank(const RunOptions &options) {
       StepTiming timing;
       timing.totalMs =
           std::chrono::duration<double, std::milli>(Clock::now() - stepStart).count();
+      timing.cpuMs = processCpuMs() - stepCpuStart;
       for (const auto &[key, time] : comm.takeCommTimes())
         timing.comm[key] = {time.rawSeconds * 1000.0, time.exposedSeconds * 1000.0,
                             time.peerWaitSeconds * 1000.0};
@@ -794,7 +805,7 @@ void runRank(const RunOptions &options) {
   std::fflush(stdout);
   // Peak memory for the report: every rank's peak RSS and parameters, so
   // activations and workspace are their difference.
-  std::vector<std::vector<int64_t>> memory, read;
+  std::vector<std::vector<int64_t>> memory, read, stepCpu;
   if (!options.report.empty() && loaded.weights)
     read = comm.collectOnRankZero(
         "weights-read", {weightsRead.dataBytes, weightsRead.headerBytes,
@@ -809,6 +820,13 @@ void runRank(const RunOptions &options) {
     memory = comm.collectOnRankZero(
         "memory", {int64_t(usage.ru_maxrss) * 1024, params, estimate.total(),
                    residentStart.total, residentReady.total, residentMemory().file});
+    // Every rank's CPU time per step, in microseconds: with more ranks than
+    // cores, the wall time of a step says how long it took, this says how
+    // much of the host it took.
+    std::vector<int64_t> cpuMicros;
+    for (const StepTiming &t : timings)
+      cpuMicros.push_back(int64_t(t.cpuMs * 1000.0));
+    stepCpu = comm.collectOnRankZero("step-cpu", cpuMicros);
   }
   for (auto &executor : experts)
     printOpProfile(rank, executor->program().id, int64_t(timings.size()),
@@ -846,6 +864,15 @@ void runRank(const RunOptions &options) {
       report["rss_start_mib"].push_back(double(m[3]) / 1048576.0);
       report["rss_ready_mib"].push_back(double(m[4]) / 1048576.0);
       report["rss_file_mib"].push_back(double(m[5]) / 1048576.0);
+    }
+    // step_cpu_ms[rank][step]: the process's CPU time over each step, all
+    // its threads.
+    report["step_cpu_ms"] = nlohmann::json::array();
+    for (const std::vector<int64_t> &perStep : stepCpu) {
+      nlohmann::json row = nlohmann::json::array();
+      for (int64_t micros : perStep)
+        row.push_back(double(micros) / 1000.0);
+      report["step_cpu_ms"].push_back(std::move(row));
     }
     if (loaded.weights) {
       nlohmann::json w = {{"snapshot", escapeInvalidUtf8(options.weights)},
