@@ -1,6 +1,6 @@
 //===- dit-calibrate.cpp - measure this host for `ditc calibrate` ---------===//
 //
-//   dit-calibrate --output RAW.json [--threads 1,2,...] [--ranks 2,4]
+//   dit-calibrate --output RAW.json [--threads 1,2,...] [--ranks 2,4|none]
 //                 [--round-seconds S] [--timeout SEC]
 //
 // Times the runtime's GEMM, attention and elementwise kernels with each
@@ -35,13 +35,13 @@ using namespace ditc::runtime;
 using nlohmann::json;
 
 static const char *const kUsage =
-    "usage: dit-calibrate --output RAW.json [--threads 1,2,...] [--ranks 2,4]\n"
+    "usage: dit-calibrate --output RAW.json [--threads 1,2,...] [--ranks 2,4|none]\n"
     "                     [--round-seconds S] [--timeout SEC]\n"
     "  --output RAW.json   the raw measurements (ditc calibrate fits a profile to them)\n"
     "  --threads LIST      intra-op thread counts to time the kernels with\n"
     "                      (default: 1 to the usable cores)\n"
-    "  --ranks LIST        local rank counts to time gloo collectives between\n"
-    "                      (default: 2,4)\n"
+    "  --ranks LIST|none   local rank counts to time gloo collectives between\n"
+    "                      (default: 2,4); none: the kernels only\n"
     "  --round-seconds S   the length of one timed round of a kernel (default 0.3)\n"
     "  --timeout SEC       how long a rank waits for its peers (default 120)\n"
     "exit codes: 0 done, 1 run failure, 2 bad input\n";
@@ -129,8 +129,12 @@ int main(int argc, char **argv) {
     else
       for (int64_t t = 1; t <= cores; ++t)
         threads.push_back(t);
-    std::vector<int64_t> ranks =
-        parseCounts("--ranks", parser.get("--ranks").value_or("2,4"), 2, 64);
+    // "none" times the kernels alone: a quick reading of the host's compute
+    // speed, merged by its reader with a full measurement's collectives.
+    std::string ranksText = parser.get("--ranks").value_or("2,4");
+    std::vector<int64_t> ranks;
+    if (ranksText != "none")
+      ranks = parseCounts("--ranks", ranksText, 2, 64);
     double roundSeconds = 0.3;
     if (auto text = parser.get("--round-seconds")) {
       roundSeconds = parseFloatFlag("--round-seconds", *text);

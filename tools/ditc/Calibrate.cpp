@@ -127,6 +127,11 @@ int runCalibrate(const std::vector<std::string> &argv) {
     measurements = readRegularFile(*from, kMaxJsonFileBytes,
                                    {false, "calibration measurements"});
   } else {
+    if (args.get("--ranks").value_or("") == "none")
+      badFlag("--ranks", "none",
+              "--ranks none times no collectives, and a profile needs them; "
+              "expected a comma-separated list of rank counts (dit-calibrate "
+              "--ranks none alone times the kernels)");
     std::string runtime = args.get("--runtime").value_or(defaultRuntime());
     struct stat st;
     if (::stat(runtime.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
