@@ -62,6 +62,12 @@ def search(ditc, profile, ranks):
     return json.loads(out)["configurations"]
 
 
+def hardware_of(profile):
+    """The one hardware entry a `ditc calibrate` profile file holds."""
+    with open(profile) as f:
+        return next(iter(json.load(f)["profiles"].values()))
+
+
 def name_of(degrees):
     parts = [f"{axis}{n}" for axis, n in degrees.items() if n > 1]
     return "x".join(parts) or "one-rank"
@@ -136,8 +142,7 @@ def main():
         return searches[(profile, ranks)]
 
     def rates_line(profile):
-        with open(profile) as f:
-            hardware = next(iter(json.load(f)["profiles"].values()))
+        hardware = hardware_of(profile)
         return hardware, ", ".join(
             f"{t} thread{'s' if t != '1' else ''}: GEMM "
             f"{v['gemm_flops']['value'] / 1e9:.1f}, attention "
@@ -208,11 +213,9 @@ def main():
         around = [priced(row, probes[i], pass_index) for i in (before, before + 1)]
         row["predictions_ms"].append(statistics.mean(c["step_ms"] for c in around))
         row["breakdowns_ms"].append([c["breakdown_ms"] for c in around])
-    probe_gemm = []
-    for profile in probes:
-        with open(profile) as f:
-            threads = next(iter(json.load(f)["profiles"].values()))["host"]["threads"]
-        probe_gemm.append(max(v["gemm_flops"]["value"] for v in threads.values()) / 1e9)
+    probe_gemm = [max(v["gemm_flops"]["value"]
+                      for v in hardware_of(profile)["host"]["threads"].values()) / 1e9
+                  for profile in probes]
     for row in rows:
         medians = [statistics.median(p) for p in row["passes"]]
         row["predicted_ms"] = statistics.median(row["predictions_ms"])
