@@ -33,8 +33,8 @@ of the relative spread (max - min) / median of one configuration's per-pass
 medians (the largest spread is printed too; on a busy machine one burst of
 load sets it). Four passes by default: on the 2-vCPU hosts this runs on, one
 configuration's runs a minute apart differ by 10 to 50%, and the spread of
-two medians understated that (6.6% in a run of 2026-12-04 whose passes'
-medians then spread by 22% over four). Goals: every
+two medians understated that (6.6% in a two-pass run of 2026-12-04, 22% and
+28% in the two four-pass runs after it). Goals: every
 error within 25%, no pair out of order.
 
 Usage: bench/predicted_vs_measured.py [--build build] [--profile FILE]
