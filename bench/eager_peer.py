@@ -1,7 +1,9 @@
 #!/usr/bin/python3
-"""Executes a ditc plan with PyTorch eager ops (float32) and torch.distributed
-(gloo), one process per rank: the eager PyTorch peer that `dit-run` is
-benchmarked against.
+"""Executes a ditc plan with PyTorch eager ops and torch.distributed, one
+process per rank: the eager PyTorch peer that `dit-run` is benchmarked
+against. By default float32 on the CPU over gloo; `--device cuda --dtype
+bfloat16` runs each rank on GPU LOCAL_RANK over NCCL, as dit-run's
+`--backend nccl --dtype bfloat16` does.
 
 It runs the same plan with the same semantics as the NumPy reference,
 test/Executable/simulate_plan.py, but for real: every rank materializes only
@@ -12,6 +14,7 @@ so the timed loop does no JSON walking.
 
 Usage:
   eager_peer.py PLAN_DIR --steps K --seed S --output OUT.npy [--warmup W] [--nproc N]
+                [--device cpu|cuda] [--dtype float32|bfloat16] [--attention matmul|sdpa]
 
 Launch it under torchrun (`python3 -m torch.distributed.run --nproc_per_node N`;
 with Debian's torch 1.13 on Python 3.11 add `--redirects 2 --tee 2`, which
@@ -22,6 +25,11 @@ N processes itself (N = --nproc, by default the plan's rank count).
 The lowest rank that runs a program (rank 0 in practice) prints one JSON line,
 {"ranks", "steps", "step_ms", "mean_step_ms", "comm_ms_per_step", "comm_share"},
 and writes the final latents, float32, in latent layout [B, C, F, H, W].
+With bfloat16, parameters and activations are bfloat16 and each step's
+latents are float32 between steps, as in dit-run. `--attention sdpa` takes
+torch's fused scaled_dot_product_attention (torch 2) instead of the
+matmul-softmax-matmul that dit-run and the reference run: a yardstick for
+what a fused kernel buys, not the same computation order.
 step_ms[i] is the slowest rank's wall time of timed step i (each step starts
 after a barrier); comm_ms_per_step is the time spent inside collective calls
 (including waits on sends and ring shifts), averaged over ranks and steps.
@@ -40,6 +48,15 @@ import numpy as np
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
+
+# Where and in what type this process computes: set once by run_rank from
+# --device and --dtype, read by every place that makes a tensor.
+RUN = {"device": torch.device("cpu"), "dtype": torch.float32, "sdpa": False}
+
+
+def on_device(t, dtype=None):
+    """`t` moved to the run's device, in `dtype` (default: the compute type)."""
+    return t.to(device=RUN["device"], dtype=dtype or RUN["dtype"])
 
 # ------------------------------------------------------------------ inputs
 #
@@ -77,11 +94,11 @@ def local_parameter(seed, spec, tp_size, tp_index):
             start += width
         index[split["dim"]] = np.concatenate(pieces)
     if spec.get("only_on_axis_coordinate_0") and tp_index != 0:
-        return torch.zeros([len(i) for i in index])
+        return on_device(torch.zeros([len(i) for i in index]))
     scale = 0.5 / math.sqrt(shape[-1]) if len(shape) > 1 else 0.1
     base = 1.0 if name.endswith("weight") and len(shape) == 1 else 0.0
     values = base + scale * normals_at(seed, name, flat_indices(shape, index))
-    return torch.from_numpy(values).float()
+    return on_device(torch.from_numpy(values))
 
 
 def noise_block(seed, manifest, block, blocks):
@@ -106,7 +123,7 @@ def noise_block(seed, manifest, block, blocks):
     wi = (tw * pw)[None, :, None] + kw[None, None, :]
     ci = kc[None, None, :]
     flat = (((bi * c + ci) * f + fi) * h + hi) * w + wi
-    return torch.from_numpy(normals_at(seed, "noise", flat)).float()
+    return on_device(torch.from_numpy(normals_at(seed, "noise", flat)), torch.float32)
 
 
 def unpatchify(tokens, manifest):
@@ -263,7 +280,7 @@ class Comm:
 
     def recv(self, shape, g, index):
         start = time.perf_counter()
-        y = torch.zeros(shape)
+        y = on_device(torch.zeros(shape))
         dist.recv(y, g.members[index], group=g.pg)
         self._timed(start)
         return y
@@ -319,6 +336,9 @@ def merge_heads(x):
 
 
 def attention(q, k, v, heads):
+    if RUN["sdpa"]:
+        return merge_heads(F.scaled_dot_product_attention(
+            heads_view(q, heads), heads_view(k, heads), heads_view(v, heads)))
     d = q.shape[-1] // heads
     qh = heads_view(q, heads) * (1.0 / math.sqrt(d))
     p = torch.softmax(torch.matmul(qh, heads_view(k, heads).transpose(-1, -2)), dim=-1)
@@ -460,7 +480,9 @@ class RankProgram:
         if name == "dit.timestep_embedding":
             w1, b1, w2, b2 = params
             half = a["freq_dim"] // 2
-            freqs = torch.exp(-math.log(10000.0) * torch.arange(half, dtype=torch.float64) / half)
+            freqs = on_device(torch.exp(-math.log(10000.0) *
+                                        torch.arange(half, dtype=torch.float64) / half),
+                              torch.float64)
             freqs = freqs * a.get("scale", 1.0)  # FLUX's guidance: 1000 x g
 
             def run(xs, _):
@@ -468,7 +490,7 @@ class RankProgram:
                 # rounding of t * freq costs tens of microradians; the tensor
                 # is only [B, freq_dim], so the precision is free.
                 args = xs[0].double()[:, None] * freqs[None, :]
-                emb = torch.cat([torch.cos(args), torch.sin(args)], dim=-1).float()
+                emb = torch.cat([torch.cos(args), torch.sin(args)], dim=-1).to(w1.dtype)
                 return [F.linear(F.silu(F.linear(emb, w1, b1)), w2, b2)]
             return run
 
@@ -529,8 +551,8 @@ class RankProgram:
                                  "it runs axes-style ropes only")
             tokens = shapes[op["in"][0]][1]
             angle = rope_tables(a, tokens, self.latent_block)
-            cos = torch.from_numpy(np.cos(angle)).float()[None, :, None, :]
-            sin = torch.from_numpy(np.sin(angle)).float()[None, :, None, :]
+            cos = on_device(torch.from_numpy(np.cos(angle)))[None, :, None, :]
+            sin = on_device(torch.from_numpy(np.sin(angle)))[None, :, None, :]
             heads = a["num_heads"]
             width = shapes[op["in"][0]][2]
             pairs = width // heads // 2
@@ -538,8 +560,8 @@ class RankProgram:
                 raise SystemExit("eager_peer: rope axes dims exceed the head dim")
             if cos.shape[-1] < pairs:  # unrotated tail of each head
                 pad = pairs - cos.shape[-1]
-                cos = torch.cat([cos, torch.ones(*cos.shape[:-1], pad)], dim=-1)
-                sin = torch.cat([sin, torch.zeros(*sin.shape[:-1], pad)], dim=-1)
+                cos = torch.cat([cos, on_device(torch.ones(*cos.shape[:-1], pad))], dim=-1)
+                sin = torch.cat([sin, on_device(torch.zeros(*sin.shape[:-1], pad))], dim=-1)
             return lambda xs, _: [rope(xs[0], cos, sin, heads)]
 
         if name == "dit.attention" and "dit.ring_axis" in a:
@@ -579,7 +601,7 @@ class RankProgram:
             return lambda xs, _: [torch.cat(xs, dim=dim)]
 
         if name == "tensor.empty":
-            empty = torch.zeros(shapes[op["out"][0]])  # never written in place
+            empty = on_device(torch.zeros(shapes[op["out"][0]]))  # never written in place
             return lambda xs, _: [empty]
 
         if name == "dit.stack":
@@ -779,13 +801,13 @@ class Peer:
         work, model = m["workload"], m["model"]
         b = work["batch"]
         self.noise = noise_block(seed, m, self.block(), self.blocks())
-        full = lambda name, shape: torch.from_numpy(
-            normals_at(seed, name, np.arange(math.prod(shape)).reshape(shape))).float()
+        full = lambda name, shape: on_device(torch.from_numpy(
+            normals_at(seed, name, np.arange(math.prod(shape)).reshape(shape))))
         self.text = {br: full(f"text{br}", [b, work["text_tokens"], model["text_embed_dim"]])
                      for br in range(work["branches"])}
         self.pooled = {br: full(f"pooled{br}", [b, model["pooled_dim"]])
                        for br in range(work["branches"])} if model.get("pooled_dim") else {}
-        self.guidance = torch.full([b], 3.5)
+        self.guidance = on_device(torch.full([b], 3.5))
 
     def step_inputs(self, rp, latents, sigmas, step):
         b = self.manifest["workload"]["batch"]
@@ -793,13 +815,14 @@ class Peer:
         for inp in rp.program["inputs"]:
             name = inp["name"]
             if name == "latents":
-                out.append(latents)
+                out.append(on_device(latents))
             elif name == "timestep":
-                out.append(torch.full([b], float(sigmas[step] * 1000.0)))
+                out.append(on_device(torch.full([b], float(sigmas[step] * 1000.0)),
+                                     torch.float32))
             elif name == "sigma":
-                out.append(torch.tensor(float(sigmas[step])))
+                out.append(on_device(torch.tensor(float(sigmas[step]))))
             elif name == "sigma_next":
-                out.append(torch.tensor(float(sigmas[step + 1])))
+                out.append(on_device(torch.tensor(float(sigmas[step + 1]))))
             elif name == "text":
                 out.append(self.text[inp["branch"]])
             elif name == "pooled_text":
@@ -827,8 +850,10 @@ class Peer:
                 self.barrier()
             self.comm.seconds = 0.0
             start = time.perf_counter()
-            latents = rp(inputs, step == steps - 1)[0]
+            latents = rp(inputs, step == steps - 1)[0].float()
             self.comm.flush()
+            if RUN["device"].type == "cuda":
+                torch.cuda.synchronize()  # the step is over when its kernels are
             step_s.append(time.perf_counter() - start)
             comm_s.append(self.comm.seconds)
         return latents, step_s, comm_s
@@ -857,7 +882,7 @@ class Peer:
             if holders[index] == self.rank:
                 parts.append(latents)
             else:
-                buf = torch.empty(shape)
+                buf = on_device(torch.empty(shape), torch.float32)
                 dist.recv(buf, holders[index], group=self.active_group)
                 parts.append(buf)
         return unpatchify(torch.cat(parts, dim=1), m)
@@ -874,7 +899,13 @@ def run_rank(args):
     threads = args.threads or max(1, len(os.sched_getaffinity(0)) // local)
     torch.set_num_threads(threads)
     set_blas_threads(threads)
-    dist.init_process_group("gloo", rank=rank, world_size=world)
+    if args.device == "cuda":
+        RUN["device"] = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0)))
+        torch.cuda.set_device(RUN["device"])
+    RUN["dtype"] = torch.bfloat16 if args.dtype == "bfloat16" else torch.float32
+    RUN["sdpa"] = args.attention == "sdpa"
+    dist.init_process_group("nccl" if args.device == "cuda" else "gloo",
+                            rank=rank, world_size=world)
     peer = Peer(args.plan, rank, world, args.seed)
     dist.barrier()  # every group exists; ranks without a program leave here
     if not peer.programs:
@@ -886,8 +917,8 @@ def run_rank(args):
         latents, step_s, comm_s = peer.denoise(steps, steps, timed=True)
         # The step is over when its slowest rank is; communication time is
         # averaged over ranks.
-        step_t = torch.tensor(step_s, dtype=torch.float64)
-        comm_t = torch.tensor([sum(comm_s)], dtype=torch.float64)
+        step_t = on_device(torch.tensor(step_s), torch.float64)
+        comm_t = on_device(torch.tensor([sum(comm_s)]), torch.float64)
         dist.all_reduce(step_t, op=dist.ReduceOp.MAX, group=peer.active_group)
         dist.all_reduce(comm_t, group=peer.active_group)
         final = peer.final_latents(latents)
@@ -902,7 +933,7 @@ def run_rank(args):
                           "comm_share": round(comm / mean, 4) if mean else 0.0}),
               flush=True)
         if args.output:
-            np.save(args.output, final.numpy().astype(np.float32))
+            np.save(args.output, final.cpu().numpy().astype(np.float32))
     peer.barrier()
     dist.destroy_process_group()
 
@@ -967,6 +998,11 @@ def main():
     parser.add_argument("--threads", type=int,
                         help="intra-op and BLAS threads per rank (default: cores / "
                              "LOCAL_WORLD_SIZE)")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                        help="cuda: rank r on GPU LOCAL_RANK, collectives over NCCL")
+    parser.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32")
+    parser.add_argument("--attention", choices=("matmul", "sdpa"), default="matmul",
+                        help="sdpa: torch's fused scaled_dot_product_attention (torch 2)")
     args = parser.parse_args()
     if "RANK" not in os.environ:
         sys.exit(launch(args))

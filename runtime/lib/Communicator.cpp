@@ -618,6 +618,13 @@ at::Tensor Communicator::recv(const std::vector<int64_t> &shape,
   return buffer.to(dtype);
 }
 
+void Communicator::synchronizeDevice() const {
+#ifdef DITC_HAVE_NCCL
+  if (tensorDevice.is_cuda())
+    c10::cuda::device_synchronize();
+#endif
+}
+
 //===----------------------------------------------------------------------===//
 // Asynchronous operations
 //===----------------------------------------------------------------------===//

@@ -767,6 +767,7 @@ void runRank(const RunOptions &options) {
       latents = outputs[0];
       if (latents.pending < 0)
         latents.tensor = latents.tensor.to(at::kFloat);
+      comm.synchronizeDevice();
       StepTiming timing;
       timing.totalMs =
           std::chrono::duration<double, std::milli>(Clock::now() - stepStart).count();

@@ -97,6 +97,10 @@ public:
   /// the groups already built: (1, 0) where the group is this rank alone.
   std::pair<int64_t, int64_t> position(const std::vector<std::string> &axes) const;
   at::Device device() const { return tensorDevice; }
+  /// Waits until the device has run every kernel issued so far. On a GPU,
+  /// ops only queue kernels, so a step's wall time means nothing until the
+  /// queue is drained; on the CPU it returns at once.
+  void synchronizeDevice() const;
 
   at::Tensor allReduce(const at::Tensor &x, const std::vector<std::string> &axes,
                        const std::string &what);
