@@ -63,7 +63,7 @@ results=$dir/results
 mkdir -p "$build/obj" "$results"
 
 # --- What torch is here, and the flags to build against it ----------------
-eval "$("$python" - "$device" <<'EOF'
+facts=$("$python" - "$device" <<'EOF'
 import os, sys, glob, torch
 from torch.utils import cpp_extension
 device = sys.argv[1]
@@ -82,17 +82,22 @@ print("include_dirs=(%s)" % " ".join("'%s'" % p for p in include))
 print("lib_dirs=(%s)" % " ".join("'%s'" % p for p in libs))
 print("gpu_name='%s'" % (torch.cuda.get_device_name(0) if device == "cuda" else "cpu"))
 EOF
-)"
+) || { echo "gpu-check: $python cannot import torch" >&2; exit 1; }
+eval "$facts"
 echo "gpu-check: torch $torch_version (CUDA $cuda_version) on $gpu_name, $(nproc) cores"
 
 defines=(-D_GLIBCXX_USE_CXX11_ABI="$cxx11_abi")
 [[ "$device" == cuda ]] && defines+=(-DDITC_HAVE_NCCL -DUSE_C10D_NCCL)
 includes=(-I"$root/runtime/include" -I"$root/include" -I"$dir/include")
 for p in "${include_dirs[@]}"; do includes+=(-isystem "$p"); done
-# Gloo's headers, where this torch ships them (Communicator.cpp looks).
-for p in "${include_dirs[@]}"; do
-  [[ -f "$p/gloo/algorithm.h" ]] && defines+=(-DUSE_C10D_GLOO) && break
-done
+# Gloo's headers, where this torch or the system has them: c10d's gloo
+# header is empty without USE_C10D_GLOO. Without them dit-run runs NCCL
+# only, and dit-calibrate's kernels (gloo by design) are left out.
+have_gloo=0
+if echo '#include <gloo/algorithm.h>' | g++ -E -x c++ "${includes[@]}" - >/dev/null 2>&1; then
+  have_gloo=1
+  defines+=(-DUSE_C10D_GLOO)
+fi
 
 # C++17 unless this torch's headers need C++20 (a one-header probe).
 std=c++17
@@ -103,8 +108,10 @@ fi
 echo "gpu-check: compiling with -std=$std, $jobs jobs"
 
 sources=("$root/tools/dit-run/dit-run.cpp" "$root"/lib/Support/*.cpp "$root"/lib/Checkpoint/*.cpp)
-while IFS= read -r -d '' source; do sources+=("$source"); done \
-  < <(find "$root/runtime/lib" -name '*.cpp' -print0 | sort -z)
+while IFS= read -r -d '' source; do
+  [[ $have_gloo == 0 && $(basename "$source") == Calibrate.cpp ]] && continue
+  sources+=("$source")
+done < <(find "$root/runtime/lib" -name '*.cpp' -print0 | sort -z)
 compile_start=$(date +%s)
 printf '%s\n' "${sources[@]}" > "$build/sources.txt"
 
