@@ -60,15 +60,13 @@ def on_device(t, dtype=None):
 
 # ------------------------------------------------------------------ inputs
 #
-# The counter-based generator of simulate_plan.py (and runtime/lib/
+# The counter-based generator (bench/ditc_plan/counter.py; runtime/lib/IO/
 # Initializer.cpp): element i of tensor `name` is a Box-Muller normal of the
 # counters 2i and 2i+1, so any slice can be drawn from its flat indices alone.
 
-# stream_key, mix64 and normals_at come from the NumPy reference itself, so
-# the peer cannot drift from it.
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                "test", "Executable"))
-from simulate_plan import normals_at  # noqa: E402
+# The generator and the op table are the package the NumPy reference uses
+# too (bench/ditc_plan), so the peer cannot drift from it.
+from ditc_plan import check_op, normals_at  # noqa: E402
 
 
 def flat_indices(shape, index_lists):
@@ -470,6 +468,7 @@ class RankProgram:
     def lower_op(self, op, shapes):
         """A closure (inputs, last_step) -> outputs for one op."""
         name, a = op["op"], op.get("attrs", {})
+        check_op(name, "eager_peer")
         params = [self.param(p) for p in op.get("params", [])]
         comm = self.comm
 

@@ -14,6 +14,10 @@ config.test_exec_root = os.path.join(config.ditc_obj_root, "test")
 
 # Bundled models resolve from the source tree, never from the environment.
 config.environment["DITC_MODELS_DIR"] = os.path.join(config.ditc_src_root, "models")
+# The Python plan package the NumPy reference and the eager peer share
+# (bench/ditc_plan), imported normally by the test scripts.
+config.environment["PYTHONPATH"] = os.pathsep.join(
+    p for p in (os.path.join(config.ditc_src_root, "bench"), os.environ.get("PYTHONPATH")) if p)
 
 llvm_config.with_system_environment(
     ["HOME", "TMPDIR", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"])

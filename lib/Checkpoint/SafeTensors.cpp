@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include <cstdio>
+
 namespace ditc::checkpoint {
 
 using nlohmann::json;
@@ -55,7 +57,26 @@ SafeTensorsFile::SafeTensorsFile(const std::string &path) {
   std::string text(size_t(headerLength), '\0');
   file->readAt(8, int64_t(headerLength), text.data());
   readSoFar = 8 + int64_t(headerLength);
+  // The format's header is a JSON object that starts at its first byte and
+  // may be padded at the end with spaces (0x20) only: a byte-order mark,
+  // leading whitespace or NUL padding is another writer's file, which other
+  // readers refuse too.
+  if (text.empty() || text.front() != '{')
+    throw BadInput(shown + ": the header starts with byte 0x" +
+                   (text.empty() ? std::string("(none)") : [&] {
+                     char hex[3];
+                     std::snprintf(hex, sizeof hex, "%02x", (unsigned char)text.front());
+                     return std::string(hex);
+                   }()) +
+                   "; a safetensors header is a JSON object starting with '{'");
+  if (text.find('\0') != std::string::npos)
+    throw BadInput(shown + ": the header is not a JSON object padded with spaces (it "
+                           "holds a NUL byte); safetensors pads its header with spaces only");
   json header = JsonObject::parseText(text, shown + " header");
+  if (text[text.find_last_not_of(' ')] != '}')
+    throw BadInput(shown + ": the header is not a JSON object padded with spaces (it "
+                           "does not end with '}'); safetensors pads its header with "
+                           "spaces only");
   if (!header.is_object())
     throw BadInput(shown + ": the header is " + describeJson(header) +
                    ", expected a JSON object of tensors");

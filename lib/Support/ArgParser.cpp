@@ -41,6 +41,12 @@ void ArgParser::parse(const std::vector<std::string> &args) {
         badFlag(spelled, "", spelled + " needs a value");
       value = args[++i];
     }
+    // An empty value ("--weights $UNSET") is refused, never taken as absent:
+    // a run that silently fell back to its default would exit 0 with the
+    // wrong result.
+    if (value.empty())
+      badFlag(spelled, value,
+              spelled + " is empty; give it a value, or leave the flag out");
     if (values.count(flag))
       badFlag(spelled, value,
               spelled + " is given twice" +

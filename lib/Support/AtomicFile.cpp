@@ -22,7 +22,7 @@ static std::pair<std::string, std::string> splitPath(const std::string &path) {
 }
 
 void checkOutputPath(const std::string &path, const std::string &flag) {
-  std::string shown = (flag.empty() ? "" : flag + " ") + escapeInvalidUtf8(path);
+  std::string shown = (flag.empty() ? "" : flag + " ") + quoteBounded(path);
   auto [folder, base] = splitPath(path);
   if (path.empty() || base.empty() || base == "." || base == "..")
     throw BadInput(shown + ": names a folder; expected a file path");
@@ -41,7 +41,7 @@ void checkOutputPath(const std::string &path, const std::string &flag) {
   }
   if (::stat(folder.c_str(), &info) != 0 || !S_ISDIR(info.st_mode) ||
       ::access(folder.c_str(), W_OK | X_OK) != 0)
-    throw BadInput(shown + ": folder '" + escapeInvalidUtf8(folder) +
+    throw BadInput(shown + ": folder '" + quoteBounded(folder) +
                    "' does not exist or is not writable");
 }
 
@@ -49,16 +49,16 @@ std::string canonicalOutputPath(const std::string &path) {
   auto [folder, base] = splitPath(path);
   char resolved[PATH_MAX];
   if (!::realpath(folder.c_str(), resolved))
-    throw BadInput(escapeInvalidUtf8(path) + ": folder '" +
-                   escapeInvalidUtf8(folder) + "' does not exist");
+    throw BadInput(quoteBounded(path) + ": folder '" +
+                   quoteBounded(folder) + "' does not exist");
   std::string out = resolved;
   return (out == "/" ? "" : out) + "/" + base;
 }
 
-void writeFileAtomically(const std::string &path, const std::string &contents) {
+std::string stageFile(const std::string &path, const std::string &contents) {
   checkOutputPath(path);
   auto [folder, base] = splitPath(path);
-  std::string shown = escapeInvalidUtf8(path);
+  std::string shown = quoteBounded(path);
   // The temporary name is unpredictable and created exclusively, so a file
   // or symlink planted under an expected name is never written through.
   std::string pattern = folder + "/." + base + ".tmp.XXXXXX";
@@ -87,21 +87,33 @@ void writeFileAtomically(const std::string &path, const std::string &contents) {
   }
   if (::close(fd) != 0 && !error)
     error = errno;
-  if (!error) {
-    // Checked again right before the rename: the target must still be
-    // absent or a regular file.
-    struct stat info;
-    if (::lstat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode))
-      error = EEXIST;
-    else if (::rename(temp.data(), path.c_str()) != 0)
-      error = errno;
-  }
   if (error) {
     ::unlink(temp.data());
-    if (error == EEXIST)
-      checkOutputPath(path); // throws the precise message
     throw BadInput(shown + ": cannot be written: " + std::strerror(error));
   }
+  return std::string(temp.data());
+}
+
+void commitStagedFile(const std::string &temp, const std::string &path) {
+  // Checked again right before the rename: the target must still be
+  // absent or a regular file.
+  int error = 0;
+  struct stat info;
+  if (::lstat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode))
+    error = EEXIST;
+  else if (::rename(temp.c_str(), path.c_str()) != 0)
+    error = errno;
+  if (error) {
+    ::unlink(temp.c_str());
+    if (error == EEXIST)
+      checkOutputPath(path); // throws the precise message
+    throw BadInput(quoteBounded(path) + ": cannot be written: " +
+                   std::strerror(error));
+  }
+}
+
+void writeFileAtomically(const std::string &path, const std::string &contents) {
+  commitStagedFile(stageFile(path, contents), path);
 }
 
 } // namespace ditc

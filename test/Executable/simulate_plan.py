@@ -19,7 +19,6 @@ or sigmas, the schedule and the step are schedulers_ref.py's (written from
 diffusers), each rank keeping its own multistep history as dit-run does.
 """
 import argparse
-import hashlib
 import json
 import math
 import os
@@ -32,46 +31,7 @@ import schedulers_ref
 # -------------------------------------------------------------- inputs
 
 
-MASK = (1 << 64) - 1
-
-
-def stream_key(seed, name):
-    """The 64-bit key of one named random tensor: the first 8 bytes of
-    SHA-256("<seed>:<name>"), little-endian."""
-    digest = hashlib.sha256(f"{seed}:{name}".encode()).digest()
-    return int.from_bytes(digest[:8], "little")
-
-
-def mix64(x):
-    """The SplitMix64 finalizer over uint64 arrays (wrapping arithmetic)."""
-    x = x ^ (x >> np.uint64(30))
-    x = x * np.uint64(0xBF58476D1CE4E5B9)
-    x = x ^ (x >> np.uint64(27))
-    x = x * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
-
-
-def normals_at(seed, name, flat):
-    """Standard normals of the tensor `name` at the flat (row-major) indices
-    `flat`, as a pure function of (seed, name, index), so a rank can draw any
-    slice of a tensor without drawing the rest. Element i uses counters 2i
-    and 2i+1 (Box-Muller). docs/runtime.md states it; the C++ runtime
-    (runtime/lib/Initializer.cpp) computes the same numbers."""
-    key = np.uint64(stream_key(seed, name))
-    first = np.asarray(flat, dtype=np.uint64) * np.uint64(2)
-    golden = np.uint64(0x9E3779B97F4A7C15)
-    with np.errstate(over="ignore"):
-        bits1 = mix64(key + (first + np.uint64(1)) * golden)
-        bits2 = mix64(key + (first + np.uint64(2)) * golden)
-    u1 = ((bits1 >> np.uint64(11)).astype(np.float64) + 0.5) / float(1 << 53)
-    u2 = ((bits2 >> np.uint64(11)).astype(np.float64) + 0.5) / float(1 << 53)
-    return np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * math.pi * u2)
-
-
-def counter_normal(seed, name, shape):
-    """The whole tensor `name` of `shape`."""
-    count = int(np.prod(shape, dtype=np.int64))
-    return normals_at(seed, name, np.arange(count, dtype=np.uint64)).reshape(shape)
+from ditc_plan import check_op, counter_normal, normals_at  # noqa: E402,F401
 
 
 def full_parameter(seed, spec, cache):
@@ -326,6 +286,7 @@ class Rank:
         for op in ops:
             ins = [values[i] for i in op["in"]]
             name, a = op["op"], op.get("attrs", {})
+            check_op(name, "simulate_plan")
             if a.get("dit.between_steps") and last_step:
                 outs = [ins[0]]
             elif name == "call":

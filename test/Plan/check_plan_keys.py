@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
 """Fails when the plan readers and docs/plan-schema.json drift apart.
 
-Usage: check_plan_keys.py SCHEMA RUNTIME_PLAN_CPP SIMULATE_PLAN_PY
+Usage: check_plan_keys.py SCHEMA RUNTIME_CPP[,RUNTIME_CPP...] SIMULATE_PLAN_PY
 
 The schema marks every key a reader reads by name with
 "x-read-by": ["dit-run", "simulate_plan"]. This script finds the keys each
 reader actually reads and compares, both ways:
-  - dit-run (runtime/lib/Plan.cpp): the string literals passed to the
+  - dit-run (runtime/lib/Plan/Manifest.cpp, PlanFile.cpp, ProgramReader.cpp and the op
+    table PlanOps.def, given as one comma-separated argument and read as one
+    text): the string literals passed to the
     JsonObject readers (getInt, getString, has, ...), requireList, element,
     ids, axisList, triple and raw()["..."]; per op, the attributes
-    decodeAttrs reads in each `case OpKind::...`; and the op names of its
-    opKinds table;
+    decodeAttrs reads in each `case OpKind::...`, which must also be the
+    keys PlanOps.def lists for the op; and the op names of PlanOps.def;
   - simulate_plan (test/Executable/simulate_plan.py, parsed with ast):
     d["key"], d.get("key") and "key" in d; and the op names it compares
     `name` or op["op"] with.
@@ -34,7 +36,10 @@ CPP_KEY_CALL = re.compile(
     r"getOptional\w*|has|ids|requireList|element|read|\w+(?=\((?:attrs|object), \"))"
     r"\(((?:[^()\"]|\((?:[^()]|\([^()]*\))*\))*?)\"([^\"]+)\"")
 CPP_RAW_KEY = re.compile(r"\braw(?:\(\))?\[\"([^\"]+)\"\]")
-CPP_OP_KIND = re.compile(r"\{\"([a-z_.]+)\",\s*OpKind::(\w+)\}")
+# PLAN_OP(Kind, "name", "attribute keys" ["more keys" ...]) in PlanOps.def.
+DEF_PLAN_OP = re.compile(r"^PLAN_OP\((\w+),\s*\"([a-z_.]+)\",((?:\s*\"[^\"]*\")+)\)", re.M)
+# Keys every op may carry, which the decoder reads before its switch.
+COMMON_ATTRS = {"dit.block", "dit.between_steps"}
 
 
 def schema_facts(schema):
@@ -78,8 +83,10 @@ def cpp_keys(text):
 
 
 def runtime_facts(text):
-    """Keys, attribute keys per op, and op names of runtime/lib/Plan.cpp."""
-    kinds = {kind: name for name, kind in CPP_OP_KIND.findall(text)}
+    """Keys, attribute keys per op, and op names of dit-run's plan reader."""
+    table = {kind: (name, set(" ".join(re.findall(r'"([^"]*)"', keys)).split()))
+             for kind, name, keys in DEF_PLAN_OP.findall(text)}
+    kinds = {kind: name for kind, (name, _) in table.items()}
     start = text.index("void decodeAttrs(")
     end = text.index("\n  }\n", text.index("switch (op.kind)", start))
     body = text[start:end]
@@ -108,7 +115,8 @@ def runtime_facts(text):
     attrs = {}
     for kind, name in kinds.items():
         attrs[name] = common | per_op.get(kind, set())
-    return cpp_keys(text), attrs, set(kinds.values())
+    table_attrs = {name: keys | COMMON_ATTRS for name, keys in table.values()}
+    return cpp_keys(text), attrs, set(kinds.values()), table_attrs
 
 
 def simulate_facts(source):
@@ -165,12 +173,16 @@ def compare(found, declared, reader, source, what):
 
 def main():
     if len(sys.argv) != 4:
-        sys.exit("usage: check_plan_keys.py SCHEMA RUNTIME_PLAN_CPP SIMULATE_PLAN_PY")
+        sys.exit("usage: check_plan_keys.py SCHEMA RUNTIME_CPP[,RUNTIME_CPP...] "
+                 "SIMULATE_PLAN_PY")
     schema_path, cpp_path, py_path = sys.argv[1:]
     with open(schema_path, encoding="utf-8") as f:
         keys, attrs, op_names, axes, problems = schema_facts(json.load(f))
-    with open(cpp_path, encoding="utf-8") as f:
-        run_keys, run_attrs, run_ops = runtime_facts(f.read())
+    texts = []
+    for path in cpp_path.split(","):
+        with open(path, encoding="utf-8") as f:
+            texts.append(f.read())
+    run_keys, run_attrs, run_ops, table_attrs = runtime_facts("\n".join(texts))
     with open(py_path, encoding="utf-8") as f:
         sim_keys, sim_ops = simulate_facts(f.read())
 
@@ -179,6 +191,14 @@ def main():
     for op in sorted(op_names - {"call"}):
         problems += compare(run_attrs.get(op, set()), attrs["dit-run"].get(op, set()),
                             "dit-run", f"{cpp_path} (decodeAttrs, {op})", "attribute")
+    # The op table says which attributes each op's decoder reads.
+    for op in sorted(run_ops):
+        for key in sorted(run_attrs.get(op, set()) - table_attrs.get(op, set())):
+            problems.append(f"decodeAttrs reads attribute '{key}' of {op}, which "
+                            f"PlanOps.def does not list")
+        for key in sorted(table_attrs.get(op, set()) - run_attrs.get(op, set())):
+            problems.append(f"PlanOps.def lists attribute '{key}' of {op}, which "
+                            f"decodeAttrs does not read")
     problems += compare(sim_keys - axes, keys["simulate_plan"], "simulate_plan",
                         py_path, "key")
     problems += compare_ops(sim_ops, op_names, py_path)

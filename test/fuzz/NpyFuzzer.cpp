@@ -1,6 +1,6 @@
 //===- NpyFuzzer.cpp - fuzz the .npy reader --------------------------------===//
 #include "FuzzInput.h"
-#include "ditc/Runtime/Npy.h"
+#include "ditc/Runtime/IO/Npy.h"
 #include "ditc/Support/BadInput.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -11,7 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "FuzzInput.h"
-#include "ditc/Runtime/Plan.h"
+#include "ditc/Runtime/Plan/CollectivePairing.h"
+#include "ditc/Runtime/Plan/Manifest.h"
 #include "ditc/Support/BadInput.h"
 #include "ditc/Support/Sha256.h"
 

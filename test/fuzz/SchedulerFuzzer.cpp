@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "FuzzInput.h"
-#include "ditc/Runtime/Schedulers.h"
+#include "ditc/Runtime/Sched/Schedulers.h"
 #include "ditc/Support/BadInput.h"
 
 #include <cmath>

@@ -5,7 +5,7 @@
 // parent mapped before the fork.
 //
 //===----------------------------------------------------------------------===//
-#include "ditc/Runtime/HostReduce.h"
+#include "ditc/Runtime/Comm/HostReduce.h"
 
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 

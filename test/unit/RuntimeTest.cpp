@@ -1,6 +1,6 @@
 //===- RuntimeTest.cpp - the runtime's initializer and .npy files ---------===//
-#include "ditc/Runtime/Initializer.h"
-#include "ditc/Runtime/Npy.h"
+#include "ditc/Runtime/IO/Initializer.h"
+#include "ditc/Runtime/IO/Npy.h"
 #include "ditc/Support/BadInput.h"
 
 #include <gtest/gtest.h>

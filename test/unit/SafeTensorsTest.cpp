@@ -165,6 +165,27 @@ TEST(SafeTensors, RefusesBrokenFiles) {
   EXPECT_NE(refusal("/dev/zero").find("character device"), std::string::npos);
 }
 
+// The header is a JSON object from its first byte, padded at the end with
+// spaces only: what other safetensors readers accept, and nothing else.
+TEST(SafeTensors, HeaderPaddingIsSpacesOnly) {
+  nlohmann::json one = {
+      {"a", {{"dtype", "F32"}, {"shape", {2}}, {"data_offsets", {0, 8}}}}};
+  std::string data = floats({1, 2});
+  EXPECT_EQ(refusal(writeFile("spaces.safetensors", one.dump() + "      ", data)), "");
+  EXPECT_NE(refusal(writeFile("nul.safetensors", one.dump() + std::string(6, '\0'), data))
+                .find("holds a NUL byte"),
+            std::string::npos);
+  EXPECT_NE(refusal(writeFile("bom.safetensors", "\xEF\xBB\xBF" + one.dump(), data))
+                .find("starts with byte 0xef"),
+            std::string::npos);
+  EXPECT_NE(refusal(writeFile("lead.safetensors", " " + one.dump(), data))
+                .find("starts with byte 0x20"),
+            std::string::npos);
+  EXPECT_NE(refusal(writeFile("tab.safetensors", one.dump() + "\t", data))
+                .find("does not end with '}'"),
+            std::string::npos);
+}
+
 } // namespace
 
 namespace {

@@ -12,10 +12,10 @@
 // input.
 //
 //===----------------------------------------------------------------------===//
-#include "ditc/Runtime/Calibrate.h"
-#include "ditc/Runtime/Communicator.h"
-#include "ditc/Runtime/Launcher.h"
-#include "ditc/Runtime/Runner.h"
+#include "ditc/Runtime/Driver/Calibrate.h"
+#include "ditc/Runtime/Comm/Communicator.h"
+#include "ditc/Runtime/Driver/Launcher.h"
+#include "ditc/Runtime/Driver/Runner.h"
 #include "ditc/Support/ArgParser.h"
 #include "ditc/Support/AtomicFile.h"
 #include "ditc/Support/BadInput.h"

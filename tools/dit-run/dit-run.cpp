@@ -13,11 +13,11 @@
 // Exit codes: 0 done, 1 run failure, 2 bad input.
 //
 //===----------------------------------------------------------------------===//
-#include "ditc/Runtime/Communicator.h"
-#include "ditc/Runtime/Launcher.h"
-#include "ditc/Runtime/Requests.h"
-#include "ditc/Runtime/Runner.h"
-#include "ditc/Runtime/Schedulers.h"
+#include "ditc/Runtime/Comm/Communicator.h"
+#include "ditc/Runtime/Driver/Launcher.h"
+#include "ditc/Runtime/IO/Requests.h"
+#include "ditc/Runtime/Driver/Runner.h"
+#include "ditc/Runtime/Sched/Schedulers.h"
 #include "ditc/Support/ArgParser.h"
 #include "ditc/Support/BadInput.h"
 

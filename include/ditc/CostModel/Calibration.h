@@ -2,7 +2,7 @@
 //
 // `ditc calibrate` runs the runtime's dit-calibrate (which times the
 // runtime's own kernels and gloo collectives; ditc never links torch) and
-// turns its raw measurements (runtime/include/ditc/Runtime/Calibrate.h)
+// turns its raw measurements (runtime/include/ditc/Runtime/Driver/Calibrate.h)
 // into a hardware profile with a "host" section: the compute rates of one
 // rank by thread count, and per collective kind a latency and bandwidth
 // fitted to that kind's alpha-beta formula from several message sizes and

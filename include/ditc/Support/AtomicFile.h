@@ -25,6 +25,17 @@ void checkOutputPath(const std::string &path, const std::string &flag = "");
 /// BadInput when checkOutputPath refuses the path or the write fails.
 void writeFileAtomically(const std::string &path, const std::string &contents);
 
+/// The first half of writeFileAtomically: writes `contents` to a new
+/// temporary file beside `path` and returns its name. Several outputs are
+/// staged first and committed together, so a run that fails midway leaves
+/// none of them behind. Throws BadInput.
+std::string stageFile(const std::string &path, const std::string &contents);
+
+/// The second half: renames the staged `temp` over `path` (refused, and the
+/// temporary removed, when `path` has become something other than a
+/// regular file). Throws BadInput.
+void commitStagedFile(const std::string &temp, const std::string &path);
+
 /// The absolute, symlink-free form of `path`'s folder followed by its last
 /// component: two spellings of one output compare equal. Throws BadInput
 /// when the folder does not exist.

@@ -16,7 +16,7 @@
 
 namespace ditc {
 
-/// The row tile of the runtime's GEMM products (runtime/lib/Kernels.cpp): a
+/// The row tile of the runtime's GEMM products (runtime/lib/Exec/Kernels.cpp): a
 /// tile's bits do not depend on the rows outside it.
 constexpr int64_t kGemmTileRows = 256;
 

@@ -67,6 +67,28 @@ inline std::string escapeInvalidUtf8(std::string_view text) {
   return out;
 }
 
+/// The most bytes of a value a message quotes: a hostile 16 MiB string is
+/// shown by its first bytes and its length, never echoed whole.
+constexpr size_t kMaxQuotedBytes = 256;
+
+/// escapeInvalidUtf8 of at most the first kMaxQuotedBytes of `text` (cut at
+/// a character boundary), followed by "... (N bytes)" when it was longer.
+inline std::string quoteBounded(std::string_view text) {
+  if (text.size() <= kMaxQuotedBytes)
+    return escapeInvalidUtf8(text);
+  size_t cut = 0;
+  while (cut < kMaxQuotedBytes) {
+    size_t length = utf8SequenceLength(text, cut);
+    if (length == 0)
+      length = 1; // an invalid byte, escaped as one
+    if (cut + length > kMaxQuotedBytes)
+      break;
+    cut += length;
+  }
+  return escapeInvalidUtf8(text.substr(0, cut)) + "... (" + std::to_string(text.size()) +
+         " bytes)";
+}
+
 } // namespace ditc
 
 #endif // DITC_SUPPORT_UTF8_H

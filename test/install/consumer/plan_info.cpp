@@ -1,6 +1,6 @@
 //===- plan_info.cpp - an installed ditc::runtime, used from outside ------===//
-#include "ditc/Runtime/Initializer.h"
-#include "ditc/Runtime/Plan.h"
+#include "ditc/Runtime/IO/Initializer.h"
+#include "ditc/Runtime/Plan/Manifest.h"
 #include "ditc/Support/BadInput.h"
 
 #include <iostream>

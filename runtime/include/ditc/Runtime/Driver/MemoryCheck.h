@@ -1,0 +1,98 @@
+//===- MemoryCheck.h - will the plan fit? asked before loading --*- C++ -*-===//
+//
+// Before the rendezvous, and before --nproc starts a rank, dit-run estimates
+// each rank's peak memory from the plan and compares the ranks that share
+// this host with the memory the host has left. A run that cannot fit is
+// refused with exit 2 and both numbers, instead of dying in the allocator
+// halfway through drawing (or loading) its parameters. docs/runtime.md,
+// "Memory check", gives the estimate and the figures it was checked on.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DITC_RUNTIME_MEMORYCHECK_H
+#define DITC_RUNTIME_MEMORYCHECK_H
+
+#include "ditc/Runtime/Plan/Program.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ditc::runtime {
+
+/// A rank's estimated peak, in bytes: parameters in the compute dtype,
+/// activations, and the runtime's own fixed footprint. All sums saturate at
+/// INT64_MAX, so a hostile manifest cannot wrap them.
+struct RankMemoryNeed {
+  int64_t rank = 0;
+  int64_t paramBytes = 0;      // every parameter slice its programs hold
+  int64_t activationBytes = 0; // kActivationFactor x the largest per_step figure
+  int64_t fixedBytes = 0;      // kRankFixedBytes
+  int64_t total() const;
+};
+
+/// What one rank costs before any parameter: libtorch, the runtime and its
+/// thread pool (tiny-wan's ranks peak at 158-164 MiB with 0.1 MiB of
+/// parameters).
+constexpr int64_t kRankFixedBytes = int64_t(150) << 20;
+/// Peak RSS beyond parameters and the fixed footprint was 1.9-4.8 times the
+/// plan's activation_bytes (in the compute dtype) on every plan measured,
+/// since the executor frees each value after its last use: step workspaces,
+/// per-thread attention scores and what the allocator keeps. The estimate
+/// takes less than the least of them, so it stays below a real peak.
+constexpr int64_t kActivationFactor = 1;
+
+/// The estimate for `rank`, whose programs (program, then program_2) are
+/// `programs`, each validated. Parameters are counted exactly from the
+/// programs' slices, in `computeElementBytes` per element; activations come
+/// from the manifest's per_step.activation_bytes, converted from the plan's
+/// element type (per_step.param_bytes over the parameter count) to the
+/// compute dtype.
+RankMemoryNeed estimateRankMemory(const Manifest &manifest,
+                                  const std::vector<const Program *> &programs,
+                                  int64_t rank, int64_t computeElementBytes);
+
+/// Memory this process may still use, and where the figure comes from.
+struct MemoryLimit {
+  int64_t bytes = 0;
+  std::string source; // "MemAvailable in /proc/meminfo", ...
+};
+
+/// The least of: MemAvailable from /proc/meminfo, and for the cgroup this
+/// process is in and each one above it, its limit minus its usage (cgroup
+/// v2 memory.max - memory.current; v1 memory.limit_in_bytes -
+/// memory.usage_in_bytes). nullopt when none of them can be read.
+std::optional<MemoryLimit> hostMemoryAvailable();
+
+/// Address space this process may still map: RLIMIT_AS minus VmSize from
+/// /proc/self/status; nullopt when unlimited. A per-process limit, so it
+/// bounds each rank alone (ranks inherit it from --nproc).
+std::optional<MemoryLimit> addressSpaceAvailable();
+
+/// This process's resident bytes now (VmRSS) and the file-backed part of
+/// them (RssFile: mapped code and files, which a step's tensors never are),
+/// from /proc/self/status; zeros where it cannot be read.
+struct ResidentMemory {
+  int64_t total = 0, file = 0;
+};
+ResidentMemory residentMemory();
+
+/// Refuses (BadInput, exit 2) when the ranks `needs` (those sharing this
+/// host) cannot fit: their sum against hostMemoryAvailable(), and each one
+/// against addressSpaceAvailable(). With `onDevice` (NCCL), parameters and
+/// activations live on the GPU: the host is asked only for the fixed
+/// footprint, and checkDeviceMemory asks the device. The message gives
+/// both numbers and each rank's need.
+void checkHostMemory(const Manifest &manifest,
+                     const std::vector<RankMemoryNeed> &needs,
+                     const std::string &dtypeName, bool onDevice);
+
+/// Under NCCL: refuses when `need` (parameters and activations) exceeds the
+/// free memory of CUDA device `device`. Does nothing in a build without
+/// NCCL.
+void checkDeviceMemory(const Manifest &manifest, const RankMemoryNeed &need,
+                       int64_t device, const std::string &dtypeName);
+
+} // namespace ditc::runtime
+
+#endif // DITC_RUNTIME_MEMORYCHECK_H

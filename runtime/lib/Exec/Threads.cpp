@@ -1,0 +1,97 @@
+//===- Threads.cpp - how many threads a rank computes with ----------------===//
+#include "ditc/Runtime/Exec/Threads.h"
+#include "ditc/Support/ArgParser.h"
+
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <dlfcn.h>
+#include <sched.h>
+#include <thread>
+#include <unistd.h>
+
+namespace ditc::runtime {
+
+/// A launcher's count from the environment variable `name`, or -1 when it
+/// is unset; a value that is not a number in [min, 2^20] is bad input.
+static int64_t launcherEnv(const char *name, const char *what, int64_t min) {
+  const char *text = std::getenv(name);
+  if (!text || !*text)
+    return -1;
+  return parseIntegerFlag("environment variable " + std::string(name) + " (" + what + ")",
+                          text, min, 1 << 20);
+}
+
+static int64_t localRankEnv() {
+  return launcherEnv("LOCAL_RANK", "this rank's index on its host", 0);
+}
+
+static int64_t localWorldSizeEnv() {
+  return launcherEnv("LOCAL_WORLD_SIZE", "ranks on this host", 1);
+}
+
+std::vector<int64_t> ranksOnThisHost(int64_t rank, int64_t worldSize) {
+  int64_t localRank = localRankEnv(), localSize = localWorldSizeEnv();
+  if (localRank < 0 || localSize < 1 || localRank >= localSize ||
+      localRank > rank || rank - localRank + localSize > worldSize)
+    return {rank};
+  std::vector<int64_t> ranks;
+  for (int64_t r = rank - localRank; r < rank - localRank + localSize; ++r)
+    ranks.push_back(r);
+  return ranks;
+}
+
+int64_t planDefaultThreads(const Manifest &m, int64_t rank) {
+  std::vector<int64_t> host = ranksOnThisHost(rank, m.worldSize());
+  // The ranks of this rank's pipeline stage: those that differ from it on
+  // any axis but pp. Without a pp axis, every rank.
+  std::vector<std::string> notPP;
+  for (const Axis &axis : m.axes)
+    if (axis.name != "pp")
+      notPP.push_back(axis.name);
+  std::vector<int64_t> stage = m.groupOf(rank, notPP);
+  int64_t busy = 0;
+  for (int64_t r : host)
+    busy += std::count(stage.begin(), stage.end(), r) ? 1 : 0;
+  return std::max<int64_t>(1, usableCores() / std::max<int64_t>(1, busy));
+}
+
+int64_t usableCores() {
+  cpu_set_t set;
+  if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+    return CPU_COUNT(&set);
+  return std::max<int64_t>(1, int64_t(std::thread::hardware_concurrency()));
+}
+
+int64_t defaultThreads() {
+  return std::max<int64_t>(1, usableCores() / std::max<int64_t>(1, localWorldSizeEnv()));
+}
+
+bool setPassiveWait() {
+  return !std::getenv("OMP_WAIT_POLICY") &&
+         ::setenv("OMP_WAIT_POLICY", "PASSIVE", 1) == 0;
+}
+
+void restartForPassiveWait(char **argv) {
+  if (setPassiveWait())
+    ::execv("/proc/self/exe", argv);
+}
+
+int64_t configureThreads(int64_t requested) {
+  int64_t threads = requested > 0 ? requested : defaultThreads();
+  // One pool per rank: ATen's intra-op threads run everything, the GEMM
+  // tiles included (Kernels.h), so OpenBLAS gets one thread and its own
+  // pool never spins against ATen's. No op here uses inter-op parallelism.
+  at::set_num_threads(int(threads));
+  try {
+    at::set_num_interop_threads(1);
+  } catch (const std::exception &) {
+    // Already fixed by an earlier call in this process; it is unused.
+  }
+  if (void *setter = ::dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))
+    reinterpret_cast<void (*)(int)>(setter)(1);
+  return threads;
+}
+
+} // namespace ditc::runtime
