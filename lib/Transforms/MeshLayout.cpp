@@ -188,10 +188,15 @@ struct MeshLayoutPass : impl::MeshLayoutBase<MeshLayoutPass> {
         module, dit::AxesAttr::get(context, names));
 
     std::array<SmallVector<DenseI64ArrayAttr>, 7> lists;
-    for (Axis axis : kAllAxes)
-      for (const std::vector<int64_t> &group :
-           placementGroups(transformer, axis, order))
+    for (Axis axis : kAllAxes) {
+      // dit.groups lists an axis' groups by their first rank (explicit
+      // replica rank lists may come in any order).
+      std::vector<std::vector<int64_t>> groups =
+          placementGroups(transformer, axis, order);
+      llvm::sort(groups);
+      for (const std::vector<int64_t> &group : groups)
         lists[size_t(axis)].push_back(b.getDenseI64ArrayAttr(group));
+    }
     dialect.getGroupsAttrHelper().setAttr(
         module, dit::GroupsAttr::get(
                     context, lists[size_t(Axis::DP)], lists[size_t(Axis::CFG)],
