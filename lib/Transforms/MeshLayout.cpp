@@ -9,6 +9,7 @@
 #include "ditc/Analysis/MeshLayout.h"
 #include "ditc/Transforms/MeshInfo.h"
 #include "ditc/Transforms/Passes.h"
+#include "ditc/Transforms/Pipelines.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -136,6 +137,24 @@ LogicalResult setMeshDegrees(ModuleOp module, ArrayRef<std::string> entries) {
 
 struct MeshLayoutPass : impl::MeshLayoutBase<MeshLayoutPass> {
   using MeshLayoutBase::MeshLayoutBase;
+
+  // `mesh-order=` given empty is an error, not the deployment's order; and
+  // a bad axis name has printed its own error already, so the empty message
+  // MLIR hands on would only add a blank `error:` line.
+  LogicalResult initializeOptions(
+      StringRef options,
+      function_ref<LogicalResult(const Twine &)> errorHandler) override {
+    if (failed(MeshLayoutBase::initializeOptions(
+            options, [&](const Twine &message) {
+              if (message.str().empty())
+                return failure();
+              return errorHandler(message);
+            })))
+      return failure();
+    if (meshOrder.hasValue() && meshOrder.empty())
+      return errorHandler(emptyMeshOrderMessage());
+    return success();
+  }
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
