@@ -9,6 +9,7 @@
 #include "ditc/Analysis/MeshLayout.h"
 #include "ditc/Transforms/MeshInfo.h"
 #include "ditc/Transforms/Passes.h"
+#include "VerifiedPass.h"
 #include "ditc/Transforms/Pipelines.h"
 
 #include "mlir/IR/Builders.h"
@@ -135,8 +136,9 @@ LogicalResult setMeshDegrees(ModuleOp module, ArrayRef<std::string> entries) {
   return success();
 }
 
-struct MeshLayoutPass : impl::MeshLayoutBase<MeshLayoutPass> {
-  using MeshLayoutBase::MeshLayoutBase;
+struct MeshLayoutPass
+    : VerifiedPass<impl::MeshLayoutBase<MeshLayoutPass>> {
+  using VerifiedPass::VerifiedPass;
 
   // `mesh-order=` given empty is an error, not the deployment's order; and
   // a bad axis name has printed its own error already, so the empty message
@@ -156,7 +158,7 @@ struct MeshLayoutPass : impl::MeshLayoutBase<MeshLayoutPass> {
     return success();
   }
 
-  void runOnOperation() override {
+  void runOnModule() override {
     ModuleOp module = getOperation();
     MLIRContext *context = &getContext();
     if (!degrees.empty() && failed(setMeshDegrees(module, degrees)))
