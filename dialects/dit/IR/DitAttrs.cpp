@@ -286,31 +286,10 @@ LogicalResult DeploymentAttr::verify(
     return emitError() << "deployment signals must be #dit.signal";
   // One placement per component, and signals only between placed ones.
   llvm::StringSet<> components;
-  for (Attribute a : placements) {
-    auto placement = cast<PlacementAttr>(a);
-    if (!components.insert(placement.getComponent()).second)
+  for (Attribute a : placements)
+    if (!components.insert(cast<PlacementAttr>(a).getComponent()).second)
       return emitError() << "deployment places component '"
-                         << placement.getComponent() << "' twice";
-    // A component's replicas are disjoint sets of the deployment's ranks
-    // (components may share a GPU; one component's replicas may not).
-    if (!placement.getInstances())
-      continue;
-    llvm::SmallDenseSet<int64_t> used;
-    for (Attribute instance : placement.getInstances()) {
-      auto ranks = dyn_cast<DenseI64ArrayAttr>(instance);
-      if (!ranks)
-        continue; // the placement's verifier reports it
-      for (int64_t rank : ranks.asArrayRef()) {
-        if (rank >= numGpus)
-          return emitError() << "instances of '" << placement.getComponent()
-                             << "' hold rank " << rank << ", but the "
-                             << "deployment has " << numGpus << " GPUs";
-        if (!used.insert(rank).second)
-          return emitError() << "instances of '" << placement.getComponent()
-                             << "' hold rank " << rank << " twice";
-      }
-    }
-  }
+                         << cast<PlacementAttr>(a).getComponent() << "' twice";
   if (signals)
     for (Attribute a : signals) {
       auto signal = cast<SignalAttr>(a);

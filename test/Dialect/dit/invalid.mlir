@@ -706,14 +706,3 @@ module attributes {dit.workload = #dit.workload<batch = 1, height = 32, width = 
 // The cost model and the runtime pick per-family rules by this name.
 // expected-error @+1 {{model family 'wann' is not one of cogvideox, flux, hunyuan_video, ltx_video, mochi, qwen_image, sd3, wan}}
 module attributes {dit.model = #dit.model<family = "wann", class_name = "W", double_blocks = 0, single_blocks = 1, num_heads = 2, head_dim = 4, hidden_size = 8, ffn_size = 16, text_hidden_size = 8, text_embed_dim = 6, in_channels = 4, out_channels = 4, patch = [1, 2, 2], vae_spatial = 8, vae_temporal = 4, seq_align = 1, experts = 1>} {}
-
-// -----
-
-// A component's replicas are disjoint sets of the deployment's ranks.
-// expected-error @+1 {{instances of 'transformer' hold rank 4 twice}}
-module attributes {dit.deployment = #dit.deployment<num_gpus = 8, placements = [#dit.placement<component = "transformer", mesh = #dit.mesh<dp = 2, tp = 4>, instances = [array<i64: 4, 5, 6, 7>, array<i64: 0, 1, 2, 4>]>]>} {}
-
-// -----
-
-// expected-error @+1 {{instances of 'transformer' hold rank 9223372036854775807, but the deployment has 8 GPUs}}
-module attributes {dit.deployment = #dit.deployment<num_gpus = 8, placements = [#dit.placement<component = "transformer", mesh = #dit.mesh<dp = 2, tp = 4>, instances = [array<i64: 4, 5, 6, 7>, array<i64: 0, 1, 2, 9223372036854775807>]>]>} {}
