@@ -1,8 +1,22 @@
 // Every dit pass either refuses its input with a diagnostic or leaves IR
 // that verifies, also with the pass manager's verifier off (as ditc compile
-// runs the pipeline). Found by test/fuzz/ir_fuzz.py: dit-mesh-layout run
-// again on a module whose collectives were built for the old grid replaced
-// the grid and printed an all_gather the new grid contradicts.
+// runs the pipeline).
+//
+// dit-insert-collectives after a cross attention's plan was replaced by
+// another valid one (heads over ulysses on a tp-only mesh) stacked Q, K and
+// V of different local widths; the unedited module partitions cleanly.
+// RUN: ditc import tiny-wan --height 128 --width 128 --num-frames 5 --dtype f32 -o %t.wan.mlir
+// RUN: dit-opt %t.wan.mlir --dit-mesh-layout="degrees=tp=2" --dit-propagate-sharding -o %t.tp.mlir
+// RUN: sed '0,/heads = \[tp\], rows = local/s//heads = [ulysses], rows = none/' %t.tp.mlir > %t.plan.mlir
+// RUN: dit-opt %t.plan.mlir -o /dev/null
+// RUN: not dit-opt %t.plan.mlir --verify-each=0 --dit-insert-collectives -o /dev/null 2>&1 | FileCheck %s --check-prefix=PLAN
+// PLAN: error: 'dit.stack' op requires all operands to have the same type
+// PLAN: error: dit-insert-collectives built IR that fails the verifier (above) from input that verified
+// RUN: dit-opt %t.tp.mlir --verify-each=0 --dit-insert-collectives -o /dev/null
+//
+// Found by test/fuzz/ir_fuzz.py: dit-mesh-layout run again on a module whose
+// collectives were built for the old grid replaced the grid and printed an
+// all_gather the new grid contradicts.
 // RUN: split-file %s %t
 // RUN: dit-opt %t/gather.mlir -verify-diagnostics --verify-each=0 --dit-mesh-layout
 // The same module without the contradicted collective lays out cleanly.
