@@ -4,7 +4,9 @@
 # corpus/, crashes to build-fuzz/out/<target>/; copy a crash into
 # test/fuzz/corpus/<target>/ and it becomes a ctest regression.
 # Usage: scripts/fuzz.sh [SECONDS per target, default 60] [TARGET...]
-#        (targets: npy plan config deployment safetensors scheduler; default all)
+#        (targets: npy plan config deployment safetensors scheduler; default
+#        all; and ir, not in the default: test/fuzz/ir_fuzz.py's mutated
+#        modules through this build's dit-opt, findings in build-fuzz/out/ir/)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${DITC_FUZZ_BUILD_DIR:-$root/build-fuzz}
@@ -33,13 +35,25 @@ cmake -G Ninja -S "$root" -B "$build" \
   -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
   -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
   -DDITC_ENABLE_FUZZING=ON -DDITC_BUILD_RUNTIME=OFF >/dev/null
-ninja -C "$build" -j "${DITC_JOBS:-2}" "${targets[@]/#/ditc-fuzz-}"
+libfuzzer=()
+for target in "${targets[@]}"; do
+  if [[ "$target" == ir ]]; then libfuzzer+=(dit-opt ditc); else libfuzzer+=("ditc-fuzz-$target"); fi
+done
+ninja -C "$build" -j "${DITC_JOBS:-2}" "${libfuzzer[@]}"
 
 # As in scripts/test.sh: LLVM's headers poison memory that the
 # uninstrumented MLIR libraries then reuse.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-allow_user_poisoning=0}
 for target in "${targets[@]}"; do
   out="$build/out/$target"
+  if [[ "$target" == ir ]]; then
+    echo "fuzz.sh: ir for ${seconds}s"
+    DITC_MODELS_DIR="$root/models" python3 "$root/test/fuzz/ir_fuzz.py" \
+      --dit-opt "$build/bin/dit-opt" --ditc "$build/bin/ditc" \
+      --seconds "$seconds" --out "$out" ||
+      { echo "fuzz.sh: ir FOUND problems in $out"; exit 1; }
+    continue
+  fi
   mkdir -p "$out/corpus"
   echo "fuzz.sh: $target for ${seconds}s"
   # Each input must finish in 10 s and 2 GiB: a slower one is a finding.

@@ -3,7 +3,7 @@
 #define DITC_INITALL_H
 
 #include "dit/IR/DitDialect.h"
-#include "dit/IR/DitInterfaces.h"
+#include "dit/IR/DitShardingRules.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

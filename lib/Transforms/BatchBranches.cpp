@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "ditc/Transforms/MeshInfo.h"
 #include "ditc/Transforms/Passes.h"
+#include "VerifiedPass.h"
 
 #include "dit/IR/DitOps.h"
 
@@ -239,10 +240,11 @@ struct BranchBatcher {
   }
 };
 
-struct BatchBranchesPass : impl::BatchBranchesBase<BatchBranchesPass> {
-  using BatchBranchesBase::BatchBranchesBase;
+struct BatchBranchesPass
+    : VerifiedPass<impl::BatchBranchesBase<BatchBranchesPass>> {
+  using VerifiedPass::VerifiedPass;
 
-  void runOnOperation() override {
+  void runOnModule() override {
     ModuleOp module = getOperation();
     FailureOr<MeshInfo> mesh = readMeshInfo(module);
     if (failed(mesh))

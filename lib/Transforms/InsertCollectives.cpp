@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "ditc/Transforms/MeshInfo.h"
 #include "ditc/Transforms/Passes.h"
+#include "VerifiedPass.h"
 #include "ditc/Transforms/ShardingAttrs.h"
 #include "ditc/Transforms/StepInputs.h"
 
@@ -37,8 +38,8 @@ namespace ditc {
 namespace {
 
 struct InsertCollectivesPass
-    : impl::InsertCollectivesBase<InsertCollectivesPass> {
-  void runOnOperation() override {
+    : VerifiedPass<impl::InsertCollectivesBase<InsertCollectivesPass>> {
+  void runOnModule() override {
     ModuleOp module = getOperation();
     FailureOr<MeshInfo> info = readMeshInfo(module);
     if (failed(info))

@@ -7,6 +7,7 @@
 #include "ditc/Analysis/Legality.h"
 #include "ditc/Analysis/MeshLayout.h"
 #include "ditc/Transforms/Passes.h"
+#include "VerifiedPass.h"
 #include "ditc/Transforms/Roles.h"
 #include "ditc/Transforms/StepInputs.h"
 
@@ -181,8 +182,9 @@ struct RoleLowering {
   }
 };
 
-struct LowerRolesPass : impl::LowerRolesBase<LowerRolesPass> {
-  void runOnOperation() override {
+struct LowerRolesPass
+    : VerifiedPass<impl::LowerRolesBase<LowerRolesPass>> {
+  void runOnModule() override {
     ModuleOp module = getOperation();
     FailureOr<MeshInfo> mesh = readMeshInfo(module);
     if (failed(mesh))

@@ -9,6 +9,8 @@
 #include "ditc/Analysis/MeshLayout.h"
 #include "ditc/Transforms/MeshInfo.h"
 #include "ditc/Transforms/Passes.h"
+#include "VerifiedPass.h"
+#include "ditc/Transforms/Pipelines.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -134,10 +136,29 @@ LogicalResult setMeshDegrees(ModuleOp module, ArrayRef<std::string> entries) {
   return success();
 }
 
-struct MeshLayoutPass : impl::MeshLayoutBase<MeshLayoutPass> {
-  using MeshLayoutBase::MeshLayoutBase;
+struct MeshLayoutPass
+    : VerifiedPass<impl::MeshLayoutBase<MeshLayoutPass>> {
+  using VerifiedPass::VerifiedPass;
 
-  void runOnOperation() override {
+  // `mesh-order=` given empty is an error, not the deployment's order; and
+  // a bad axis name has printed its own error already, so the empty message
+  // MLIR hands on would only add a blank `error:` line.
+  LogicalResult initializeOptions(
+      StringRef options,
+      function_ref<LogicalResult(const Twine &)> errorHandler) override {
+    if (failed(MeshLayoutBase::initializeOptions(
+            options, [&](const Twine &message) {
+              if (message.str().empty())
+                return failure();
+              return errorHandler(message);
+            })))
+      return failure();
+    if (meshOrder.hasValue() && meshOrder.empty())
+      return errorHandler(emptyMeshOrderMessage());
+    return success();
+  }
+
+  void runOnModule() override {
     ModuleOp module = getOperation();
     MLIRContext *context = &getContext();
     if (!degrees.empty() && failed(setMeshDegrees(module, degrees)))
@@ -188,10 +209,15 @@ struct MeshLayoutPass : impl::MeshLayoutBase<MeshLayoutPass> {
         module, dit::AxesAttr::get(context, names));
 
     std::array<SmallVector<DenseI64ArrayAttr>, 7> lists;
-    for (Axis axis : kAllAxes)
-      for (const std::vector<int64_t> &group :
-           placementGroups(transformer, axis, order))
+    for (Axis axis : kAllAxes) {
+      // dit.groups lists an axis' groups by their first rank (explicit
+      // replica rank lists may come in any order).
+      std::vector<std::vector<int64_t>> groups =
+          placementGroups(transformer, axis, order);
+      llvm::sort(groups);
+      for (const std::vector<int64_t> &group : groups)
         lists[size_t(axis)].push_back(b.getDenseI64ArrayAttr(group));
+    }
     dialect.getGroupsAttrHelper().setAttr(
         module, dit::GroupsAttr::get(
                     context, lists[size_t(Axis::DP)], lists[size_t(Axis::CFG)],

@@ -28,13 +28,41 @@ void buildPartitionPipeline(mlir::OpPassManager &pm,
   pm.addPass(createVerifyCollectives());
 }
 
+std::string emptyMeshOrderMessage() {
+  return "mesh-order option is empty; expected a permutation of dp, cfg, pp, "
+         "ring, kv_gather, ulysses, tp (leave the option out to keep the "
+         "deployment's order)";
+}
+
 void registerPartitionPipeline() {
-  mlir::PassPipelineRegistration<PartitionOptions>(
+  // Registered by hand rather than with PassPipelineRegistration, which
+  // parses the options without the error handler: an unknown option or an
+  // empty mesh-order would exit 1 with no `error:` diagnostic.
+  mlir::registerPassPipeline(
       "dit-partition",
       "Check legality, lay out the mesh, shard, insert collectives, split "
       "stages, lower to role programs, batch their guidance branches and "
       "verify them",
-      buildPartitionPipeline);
+      [](mlir::OpPassManager &pm, llvm::StringRef text,
+         llvm::function_ref<mlir::LogicalResult(const llvm::Twine &)>
+             errorHandler) -> mlir::LogicalResult {
+        PartitionOptions options;
+        std::string message;
+        llvm::raw_string_ostream os(message);
+        if (mlir::failed(options.parseFromString(text, os))) {
+          // The mesh axis parser has printed its own error.
+          if (message.empty())
+            return mlir::failure();
+          return errorHandler(llvm::StringRef(message).rtrim());
+        }
+        if (options.meshOrder.hasValue() && options.meshOrder.empty())
+          return errorHandler(emptyMeshOrderMessage());
+        buildPartitionPipeline(pm, options);
+        return mlir::success();
+      },
+      [](llvm::function_ref<void(const mlir::detail::PassOptions &)> print) {
+        print(PartitionOptions());
+      });
 }
 
 } // namespace ditc

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "ditc/Transforms/MeshInfo.h"
 #include "ditc/Transforms/Passes.h"
+#include "VerifiedPass.h"
 #include "ditc/Transforms/ShardingAttrs.h"
 #include "ditc/Transforms/StepInputs.h"
 
@@ -33,10 +34,10 @@ namespace ditc {
 namespace {
 
 struct PropagateShardingPass
-    : impl::PropagateShardingBase<PropagateShardingPass> {
-  using PropagateShardingBase::PropagateShardingBase;
+    : VerifiedPass<impl::PropagateShardingBase<PropagateShardingPass>> {
+  using VerifiedPass::VerifiedPass;
 
-  void runOnOperation() override {
+  void runOnModule() override {
     ModuleOp module = getOperation();
     FailureOr<MeshInfo> info = readMeshInfo(module);
     if (failed(info))

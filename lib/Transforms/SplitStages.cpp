@@ -8,6 +8,7 @@
 #include "ditc/Analysis/Legality.h"
 #include "ditc/Transforms/MeshInfo.h"
 #include "ditc/Transforms/Passes.h"
+#include "VerifiedPass.h"
 
 #include "dit/IR/DitOps.h"
 
@@ -28,12 +29,13 @@ using namespace mlir::dit;
 namespace ditc {
 namespace {
 
-struct SplitStagesPass : impl::SplitStagesBase<SplitStagesPass> {
+struct SplitStagesPass
+    : VerifiedPass<impl::SplitStagesBase<SplitStagesPass>> {
   DitDialect &dialect() {
     return DitDialect::get(&getContext());
   }
 
-  void runOnOperation() override {
+  void runOnModule() override {
     ModuleOp module = getOperation();
     FailureOr<MeshInfo> mesh = readMeshInfo(module);
     if (failed(mesh))

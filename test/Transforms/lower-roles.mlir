@@ -55,7 +55,7 @@
 // outermost, ranks 0-3 run branch 0 and 4-7 branch 1, like the cfg groups.
 // RUN: dit-opt %t.wan.mlir --dit-mesh-layout="degrees=dp=2,cfg=2,tp=2 mesh-order=cfg,tp,dp,pp,ring,kv_gather,ulysses" --dit-propagate-sharding --dit-insert-collectives --dit-lower-roles --dit-verify-collectives | FileCheck %s --check-prefix=ORDER
 // ORDER-LABEL: module attributes
-// ORDER-SAME: cfg = {{\[\[}}0, 4], [2, 6], [1, 5], [3, 7]]
+// ORDER-SAME: cfg = {{\[\[}}0, 4], [1, 5], [2, 6], [3, 7]]
 // ORDER-SAME: dit.rank_roles = array<i64: 0, 0, 0, 0, 1, 1, 1, 1>
 
 // Hand-written: a step whose branch selection picks the guidance branch.

@@ -53,10 +53,11 @@ module attributes {dit.mesh = #dit.mesh<pp = 2, cfg = 2, kv_gather = 2>} {}
 // -----
 
 // Explicit replica rank lists keep their ranks; the layout applies inside.
+// An axis' groups are listed by their first rank (the dialect requires it).
 // CHECK-LABEL: module attributes
 // CHECK-SAME: dp = {{\[\[}}0, 4], [1, 5], [2, 6], [3, 7]]
-// CHECK-SAME: ulysses = {{\[\[}}4, 6], [5, 7], [0, 2], [1, 3]]
-// CHECK-SAME: tp = {{\[\[}}4, 5], [6, 7], [0, 1], [2, 3]]
+// CHECK-SAME: ulysses = {{\[\[}}0, 2], [1, 3], [4, 6], [5, 7]]
+// CHECK-SAME: tp = {{\[\[}}0, 1], [2, 3], [4, 5], [6, 7]]
 // CHECK: shard.grid @mesh(shape = 2x1x1x1x1x2x2)
 module attributes {dit.deployment = #dit.deployment<num_gpus = 8, placements = [#dit.placement<component = "transformer", mesh = #dit.mesh<dp = 2, ulysses = 2, tp = 2>, instances = [array<i64: 4, 5, 6, 7>, array<i64: 0, 1, 2, 3>]>]>} {}
 

@@ -16,7 +16,14 @@
 // ORDER-SAME: dit.mesh_axes = #dit.axes<[tp, ulysses, ring, kv_gather, pp, cfg, dp]>
 // ORDER: shard.grid @mesh(shape = 1x2x1x1x2x2x1)
 // RUN: not dit-opt %t.wan.mlir --dit-partition="degrees=cfg=2 mesh-order=tp,sp" -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNKNOWN
-// UNKNOWN: 'sp' is not a mesh axis; expected dp, cfg, pp, ring, kv_gather, ulysses or tp
+// UNKNOWN: error: mesh-order option: 'sp' is not a mesh axis; expected dp, cfg, pp, ring, kv_gather, ulysses or tp
+// Given empty, mesh-order is an error, not the deployment's order; so is an
+// option the pipeline does not have (both used to exit 1 saying no error).
+// RUN: not dit-opt %t.wan.mlir --dit-partition="mesh-order=" -o /dev/null 2>&1 | FileCheck %s --check-prefix=EMPTY
+// RUN: not dit-opt %t.wan.mlir --dit-mesh-layout="mesh-order=" -o /dev/null 2>&1 | FileCheck %s --check-prefix=EMPTY
+// EMPTY: error: mesh-order option is empty; expected a permutation of dp, cfg, pp, ring, kv_gather, ulysses, tp (leave the option out to keep the deployment's order)
+// RUN: not dit-opt %t.wan.mlir --dit-partition="mesh-orde=tp" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOSUCH
+// NOSUCH: error: <Pass-Options-Parser>: no such option mesh-orde
 // RUN: not dit-opt %t.wan.mlir --dit-partition="degrees=cfg=2 mesh-order=tp,dp" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SHORT
 // SHORT: error: mesh-order option names 2 axes; expected a permutation of dp, cfg, pp, ring, kv_gather, ulysses, tp
 // The dead text stream of Qwen-Image's last block and its all-reduces are gone.

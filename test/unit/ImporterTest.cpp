@@ -6,6 +6,8 @@
 // invalid IR into a BadInput quoting the verifier, never a crash or a "bug".
 //
 //===----------------------------------------------------------------------===//
+#include "Family.h"
+#include "dit/IR/DitDialect.h"
 #include "ditc/Importer/Importer.h"
 #include "ditc/Importer/LoadModel.h"
 #include "ditc/InitAll.h"
@@ -14,6 +16,8 @@
 #include "mlir/IR/MLIRContext.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 using namespace ditc;
 
@@ -80,6 +84,20 @@ TEST(Importer, InvalidModelAttributeQuotesItsVerifier) {
   EXPECT_NE(message.find("model ffn_size must be positive, got 0"),
             std::string::npos)
       << message;
+}
+
+// #dit.model's verifier refuses a family the dialect does not list; the
+// list must hold every family the importer builds, and nothing more.
+TEST(Importer, DialectListsEveryFamily) {
+  std::vector<std::string> built;
+  for (const FamilyDef *family : familyRegistry())
+    built.push_back(family->info.name);
+  std::vector<std::string> listed;
+  for (llvm::StringRef name : mlir::dit::DitDialect::modelFamilies())
+    listed.push_back(name.str());
+  std::sort(built.begin(), built.end());
+  std::sort(listed.begin(), listed.end());
+  EXPECT_EQ(built, listed);
 }
 
 } // namespace

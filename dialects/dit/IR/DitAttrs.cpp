@@ -6,6 +6,8 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::dit;
 
@@ -140,8 +142,12 @@ ModelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                   int64_t textEmbedDim, int64_t inChannels, int64_t outChannels,
                   DenseI64ArrayAttr patch, int64_t vaeSpatial,
                   int64_t vaeTemporal, int64_t seqAlign, int64_t experts) {
-  if (family.empty())
-    return emitError() << "model family must not be empty";
+  if (!llvm::is_contained(DitDialect::modelFamilies(), family)) {
+    InFlightDiagnostic diag = emitError() << "model family '" << family
+                                          << "' is not one of ";
+    llvm::interleaveComma(DitDialect::modelFamilies(), diag);
+    return diag;
+  }
   if (doubleBlocks < 0 || singleBlocks < 0 || doubleBlocks + singleBlocks < 1)
     return emitError() << "model needs at least one block, got "
                        << doubleBlocks << " double + " << singleBlocks
@@ -195,6 +201,12 @@ LogicalResult WorkloadAttr::verify(
   if (textTokens < 0)
     return emitError() << "workload text_tokens must not be negative, got "
                        << textTokens;
+  // The scale multiplies every step's guidance: NaN or inf poisons the
+  // latents; a negative scale is a real (if rare) setting.
+  if (!guidanceScale || !std::isfinite(guidanceScale.getValueAsDouble()))
+    return emitError() << "workload guidance_scale must be a finite number, "
+                          "got "
+                       << guidanceScale;
   return success();
 }
 
@@ -392,7 +404,19 @@ LogicalResult GroupsAttr::verify(
                          << "' must list at least one group";
     llvm::SmallDenseSet<int64_t> seen;
     size_t size = lists.front().size();
+    DenseI64ArrayAttr previous;
     for (DenseI64ArrayAttr list : lists) {
+      // One order for the groups of an axis (by their first rank), so that
+      // every rank creates its process groups in the same sequence and one
+      // set of groups has one spelling. A group's own order is left alone:
+      // it is the order of the axis' coordinates.
+      if (previous && !previous.empty() && !list.empty() &&
+          previous[0] >= list[0])
+        return emitError() << "groups of axis '" << name
+                           << "' must be listed in ascending order of their "
+                              "first rank, got "
+                           << previous << " before " << list;
+      previous = list;
       if (list.size() != size || size == 0)
         return emitError() << "groups of axis '" << name
                            << "' must all have the same positive size, got "

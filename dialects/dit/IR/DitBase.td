@@ -108,6 +108,10 @@ def Dit_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kBranchAttrName = "dit.branch";
     /// The values `dit.input` may take, as the plan's `inputs` name them.
     static ::llvm::ArrayRef<::llvm::StringLiteral> stepInputNames();
+    /// The model families `#dit.model<family = ...>` may name: the families
+    /// the importer builds (ImporterTest checks the two lists agree), since
+    /// the cost model and the runtime pick per-family rules by this name.
+    static ::llvm::ArrayRef<::llvm::StringLiteral> modelFamilies();
   }];
 }
 

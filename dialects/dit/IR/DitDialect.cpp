@@ -26,6 +26,13 @@ ArrayRef<StringLiteral> DitDialect::stepInputNames() {
   return names;
 }
 
+ArrayRef<StringLiteral> DitDialect::modelFamilies() {
+  static constexpr StringLiteral names[] = {
+      "cogvideox", "flux",       "hunyuan_video", "ltx_video",
+      "mochi",     "qwen_image", "sd3",           "wan"};
+  return names;
+}
+
 // The step inputs are named by argument attributes so that passes and the
 // plan find them by meaning, not position: a wrong name, a name given
 // twice or a branch on a non-text input is an error here, not a silent

@@ -87,7 +87,10 @@ LogicalResult checkGroupsAgainstGrid(AttrChecker &c, GroupsAttr groups) {
   auto order = module->getAttrOfType<AxesAttr>("dit.mesh_axes");
   auto grid = dyn_cast_or_null<shard::GridOp>(
       SymbolTable::lookupSymbolIn(module, "mesh"));
-  if (!order || !grid || grid.getShape().size() != order.getAxes().size())
+  // The module's attributes are checked before the ops inside it, so the
+  // grid may still lack its shape; its own verifier reports that.
+  if (!order || !grid || !grid.getShapeAttr() ||
+      grid.getShape().size() != order.getAxes().size())
     return success();
   for (auto [axis, size] : llvm::zip(order.getAxes(), grid.getShape())) {
     ArrayRef<DenseI64ArrayAttr> lists = groups.of(axis);
@@ -126,6 +129,14 @@ LogicalResult checkModuleAttr(AttrChecker &c) {
     FailureOr<GroupsAttr> groups = c.kind<GroupsAttr>(
         "#dit.groups<dp = [[ranks], ...], ..., tp = [[ranks], ...]>");
     if (failed(groups))
+      return failure();
+    // The parser checks a written #dit.groups, but dit-mesh-layout builds
+    // one with get(), which checks nothing: check it again here, so that
+    // the verifier after a pass sees what a re-parse would.
+    if (failed(GroupsAttr::verify(
+            [&] { return c.error(); }, groups->getDp(), groups->getCfg(),
+            groups->getPp(), groups->getRing(), groups->getKvGather(),
+            groups->getUlysses(), groups->getTp())))
       return failure();
     // The rank table covers the world: every grouped rank has an entry
     // (every axis groups the ranks dp groups).

@@ -10,13 +10,4 @@
 
 #include "dit/IR/DitInterfaces.h.inc"
 
-namespace mlir {
-class DialectRegistry;
-namespace dit {
-/// Attaches the dit interfaces to the upstream ops that appear in a
-/// transformer (tensor.concat).
-void registerExternalModels(DialectRegistry &registry);
-} // namespace dit
-} // namespace mlir
-
 #endif // DIT_IR_DITINTERFACES_H

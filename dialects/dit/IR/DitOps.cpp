@@ -9,8 +9,6 @@
 //===----------------------------------------------------------------------===//
 #include "dit/IR/DitOps.h"
 
-#include <cmath>
-
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpImplementation.h"
@@ -39,6 +37,18 @@ static LogicalResult verifyTokens(Operation *op, Value value, StringRef what) {
                              << " to be [batch, tokens, features], got rank "
                              << tensorOf(value).getRank();
   return success();
+}
+
+/// Checks that the real attribute `name` is finite and positive. NaN
+/// compares false with everything, so a bare `value <= 0` test lets it
+/// through; an infinite eps, theta or scale turns every output into NaN or
+/// zero. The message names the value and what is allowed.
+static LogicalResult verifyFinitePositive(Operation *op, StringRef name,
+                                          double value) {
+  if (std::isfinite(value) && value > 0.0)
+    return success();
+  return op->emitOpError() << name << " must be a finite positive number, got "
+                           << value;
 }
 
 /// The ranked tensor type of operand `index` during type inference, which
@@ -227,6 +237,8 @@ LogicalResult RotaryEmbeddingOp::verify() {
     return emitOpError() << "width " << width << " is not divisible by "
                          << getNumHeads() << " heads";
   int64_t headDim = width / getNumHeads();
+  if (failed(verifyFinitePositive(*this, "theta", getTheta().convertToDouble())))
+    return failure();
   for (std::optional<ArrayRef<double>> reals : {getGridOffset(), getGridStep()})
     if (reals && llvm::any_of(*reals, [](double v) { return !std::isfinite(v); }))
       return emitOpError() << "grid_offset and grid_step must be finite";
@@ -260,10 +272,8 @@ LogicalResult RotaryEmbeddingOp::verify() {
                               "fractional position of one grid step per axis)";
     ArrayRef<double> scales = *getCoordinateScale();
     for (double scale : scales)
-      if (!(scale > 0) || !std::isfinite(scale))
-        return emitOpError() << "coordinate_scale entries must be finite and "
-                                "positive, got "
-                             << scale;
+      if (failed(verifyFinitePositive(*this, "coordinate_scale entry", scale)))
+        return failure();
     if (getTextTokens() != 0)
       return emitOpError() << "an ltx rope turns image tokens only, but has "
                            << getTextTokens() << " text tokens";
@@ -313,10 +323,11 @@ LogicalResult SincosPosEmbedOp::verify() {
   if (type.getDimSize(2) % 16 != 0)
     return emitOpError() << "width " << type.getDimSize(2)
                          << " is not divisible by 16";
-  if (!(getSpatialScale().convertToDouble() > 0.0) ||
-      !(getTemporalScale().convertToDouble() > 0.0))
-    return emitOpError() << "expects positive spatial_scale and "
-                            "temporal_scale";
+  if (failed(verifyFinitePositive(*this, "spatial_scale",
+                                  getSpatialScale().convertToDouble())) ||
+      failed(verifyFinitePositive(*this, "temporal_scale",
+                                  getTemporalScale().convertToDouble())))
+    return failure();
   return verifyGridTokens(*this, getGrid(), getSequenceShards(),
                           type.getDimSize(1));
 }
@@ -352,8 +363,8 @@ static LogicalResult verifyNorm(NormOp op) {
   if (!op.getAffine() && op.getWeight())
     return op.emitOpError() << "is not affine but names weight '"
                             << *op.getWeight() << "'";
-  if (op.getEps().convertToDouble() <= 0.0)
-    return op.emitOpError() << "eps must be positive";
+  if (failed(verifyFinitePositive(op, "eps", op.getEps().convertToDouble())))
+    return failure();
   if (type.getRank() < 1)
     return op.emitOpError() << "needs a tensor of rank at least 1";
   if (auto group = op.getGroupSize()) {
@@ -756,6 +767,11 @@ LogicalResult CFGCombineOp::verify() {
     return emitOpError() << branches.size() << " branches need "
                          << branches.size() - 1 << " guidance scales, got "
                          << getGuidanceScales().size();
+  for (Attribute scale : getGuidanceScales()) {
+    double value = cast<FloatAttr>(scale).getValueAsDouble();
+    if (!std::isfinite(value))
+      return emitOpError() << "guidance scales must be finite, got " << value;
+  }
   return success();
 }
 

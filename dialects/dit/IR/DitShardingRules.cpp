@@ -8,6 +8,7 @@
 // token propagation of norms, rope and modulate follows.
 //
 //===----------------------------------------------------------------------===//
+#include "dit/IR/DitShardingRules.h"
 #include "dit/IR/DitInterfaces.h"
 #include "dit/IR/DitOps.h"
 #include "dit/IR/DitPassAttrs.h"

@@ -21,7 +21,9 @@ class parser<mlir::dit::MeshAxis>
 public:
   parser(Option &option) : basic_parser(option) {}
 
-  /// Returns true on error, as llvm::cl parsers do.
+  /// Returns true on error, as llvm::cl parsers do. The message is written
+  /// as an `error:` diagnostic itself: llvm::cl's Option::error prints none,
+  /// and MLIR's pass-option parsing hands the caller no message to report.
   bool parse(Option &option, StringRef, StringRef arg,
              mlir::dit::MeshAxis &value) {
     if (std::optional<mlir::dit::MeshAxis> axis =
@@ -29,9 +31,10 @@ public:
       value = *axis;
       return false;
     }
-    return option.error("'" + arg +
-                        "' is not a mesh axis; expected dp, cfg, pp, ring, "
-                        "kv_gather, ulysses or tp");
+    llvm::errs() << "error: " << option.ArgStr << " option: '" << arg
+                 << "' is not a mesh axis; expected dp, cfg, pp, ring, "
+                    "kv_gather, ulysses or tp\n";
+    return true;
   }
 
   StringRef getValueName() const override { return "axis"; }

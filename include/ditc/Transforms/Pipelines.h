@@ -15,8 +15,8 @@ struct PartitionOptions : mlir::PassPipelineOptions<PartitionOptions> {
   ListOption<mlir::dit::MeshAxis> meshOrder{
       *this, "mesh-order",
       llvm::cl::desc("Mesh axes outermost first (a permutation of dp, cfg, "
-                     "pp, ring, kv_gather, ulysses, tp); empty keeps the "
-                     "deployment's order")};
+                     "pp, ring, kv_gather, ulysses, tp); left out, the "
+                     "deployment's order (given empty, an error)")};
   ListOption<std::string> degrees{
       *this, "degrees",
       llvm::cl::desc("Parallel degrees to set as the module's dit.mesh, as "
@@ -41,6 +41,11 @@ struct PartitionOptions : mlir::PassPipelineOptions<PartitionOptions> {
 /// mesh the option sets (the check reads `dit.mesh`, never the grid).
 void buildPartitionPipeline(mlir::OpPassManager &pm,
                             const PartitionOptions &options);
+
+/// The error for a `mesh-order=` given with no axes, which dit-partition and
+/// dit-mesh-layout both refuse (an empty list would silently mean "the
+/// deployment's order").
+std::string emptyMeshOrderMessage();
 
 /// Registers `dit-partition` as a named pipeline for dit-opt.
 void registerPartitionPipeline();

@@ -252,6 +252,25 @@ module attributes {dit.mesh_axes = #dit.axes<[dp, cfg, pp, ring, kv_gather, ulys
 
 // -----
 
+// The module's attributes are checked before its ops: a grid that lost its
+// shape is the grid's error, not a crash in the groups check.
+module attributes {dit.mesh_axes = #dit.axes<[dp, cfg, pp, ring, kv_gather, ulysses, tp]>, dit.groups = #dit.groups<dp = [[0]], cfg = [[0]], pp = [[0]], ring = [[0]], kv_gather = [[0]], ulysses = [[0]], tp = [[0]]>} {
+  // expected-error @+1 {{'shard.grid' op requires attribute 'shape'}}
+  "shard.grid"() <{sym_name = "mesh"}> : () -> ()
+}
+
+// -----
+
+// expected-error @+1 {{groups of axis 'dp' must be listed in ascending order of their first rank, got array<i64: 1> before array<i64: 0>}}
+module attributes {dit.groups = #dit.groups<dp = [[1], [0]], cfg = [[0], [1]], pp = [[0], [1]], ring = [[0], [1]], kv_gather = [[0], [1]], ulysses = [[0], [1]], tp = [[0], [1]]>} {}
+
+// -----
+
+// expected-error @+1 {{groups of axis 'tp' must be listed in ascending order of their first rank, got array<i64: 2, 3> before array<i64: 0, 1>}}
+module attributes {dit.groups = #dit.groups<dp = [[0], [1], [2], [3]], cfg = [[0], [1], [2], [3]], pp = [[0], [1], [2], [3]], ring = [[0], [1], [2], [3]], kv_gather = [[0], [1], [2], [3]], ulysses = [[0], [1], [2], [3]], tp = [[2, 3], [0, 1]]>} {}
+
+// -----
+
 // expected-error @+1 {{'dit.groups' groups rank 1, but 'dit.rank_roles' covers only 1 ranks}}
 module attributes {dit.rank_roles = array<i64: -1>, dit.groups = #dit.groups<dp = [[0], [1]], cfg = [[0], [1]], pp = [[0], [1]], ring = [[0], [1]], kv_gather = [[0], [1]], ulysses = [[0], [1]], tp = [[0], [1]]>} {}
 

@@ -154,8 +154,25 @@ func.func @rms_norm_group(%x: tensor<1x8x8xf32>) {
 // -----
 
 func.func @rms_norm_eps(%x: tensor<1x8x8xf32>) {
-  // expected-error @+1 {{eps must be positive}}
+  // expected-error @+1 {{eps must be a finite positive number, got 0.000000e+00}}
   %0 = dit.rms_norm %x {affine = false, eps = 0.0 : f64} : tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
+// NaN compares false with everything, so `eps <= 0` alone let it through.
+func.func @layer_norm_eps_nan(%x: tensor<1x8x8xf32>) {
+  // expected-error @+1 {{eps must be a finite positive number, got nan}}
+  %0 = dit.layer_norm %x {affine = false, eps = 0x7FF8000000000000 : f64} : tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @rms_norm_eps_inf(%x: tensor<1x8x8xf32>) {
+  // expected-error @+1 {{eps must be a finite positive number, got INF}}
+  %0 = dit.rms_norm %x {affine = false, eps = 0x7FF0000000000000 : f64} : tensor<1x8x8xf32>
   return
 }
 
@@ -562,7 +579,7 @@ func.func @rope_ltx_scale(%x: tensor<1x12x32xf32>) {
 // -----
 
 func.func @rope_ltx_negative_scale(%x: tensor<1x12x32xf32>) {
-  // expected-error @+1 {{coordinate_scale entries must be finite and positive, got -1}}
+  // expected-error @+1 {{coordinate_scale entry must be a finite positive number, got -1.000000e+00}}
   %0 = dit.rope %x {num_heads = 4 : i64, axes_dims = array<i64: 10, 10, 10>, grid = array<i64: 2, 2, 3>, theta = 1.0e4 : f64, text_tokens = 0 : i64, text_position = #dit<text_position prefix>, style = #dit<rope_style ltx>, coordinate_scale = array<f64: -1.0, 0.015625, 0.015625>} : tensor<1x12x32xf32>
   return
 }
@@ -602,7 +619,7 @@ func.func @sincos_tokens(%x: tensor<1x6x16xf32>) {
 // -----
 
 func.func @sincos_scale(%x: tensor<1x8x16xf32>) {
-  // expected-error @+1 {{expects positive spatial_scale and temporal_scale}}
+  // expected-error @+1 {{spatial_scale must be a finite positive number, got 0.000000e+00}}
   %0 = dit.sincos_pos_embed %x {grid = array<i64: 2, 2, 2>, spatial_scale = 0.0 : f64, temporal_scale = 1.0 : f64} : tensor<1x8x16xf32>
   return
 }
@@ -646,3 +663,46 @@ func.func @attention_pool_heads(%t: tensor<1x5x12xf32>) {
   %0 = dit.attention_pool %t {num_heads = 8 : i64, weight = "time_embed.pooler"} : tensor<1x5x12xf32> -> tensor<1x32xf32>
   return
 }
+
+// -----
+
+func.func @rope_theta_nan(%x: tensor<1x8x8xf32>) {
+  // expected-error @+1 {{theta must be a finite positive number, got nan}}
+  %0 = dit.rope %x {num_heads = 2 : i64, axes_dims = array<i64: 2, 1, 1>, grid = array<i64: 2, 2, 2>, theta = 0x7FF8000000000000 : f64, text_tokens = 0 : i64, text_position = #dit<text_position prefix>} : tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @rope_theta_negative(%x: tensor<1x8x8xf32>) {
+  // expected-error @+1 {{theta must be a finite positive number, got -1.000000e+04}}
+  %0 = dit.rope %x {num_heads = 2 : i64, axes_dims = array<i64: 2, 1, 1>, grid = array<i64: 2, 2, 2>, theta = -1.0e4 : f64, text_tokens = 0 : i64, text_position = #dit<text_position prefix>} : tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @sincos_scale_inf(%x: tensor<1x8x16xf32>) {
+  // expected-error @+1 {{temporal_scale must be a finite positive number, got INF}}
+  %0 = dit.sincos_pos_embed %x {grid = array<i64: 2, 2, 2>, spatial_scale = 1.0 : f64, temporal_scale = 0x7FF0000000000000 : f64} : tensor<1x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @cfg_scale_nan(%a: tensor<1x4xf32>, %b: tensor<1x4xf32>) {
+  // expected-error @+1 {{guidance scales must be finite, got nan}}
+  %0 = dit.cfg_combine %a, %b {guidance_scales = [0x7FF8000000000000 : f64]} : tensor<1x4xf32>, tensor<1x4xf32> -> tensor<1x4xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{workload guidance_scale must be a finite number, got 0x7FF8000000000000 : f64}}
+module attributes {dit.workload = #dit.workload<batch = 1, height = 32, width = 32, frames = 1, latent_frames = 1, latent_height = 4, latent_width = 4, image_tokens = 4, text_tokens = 3, branches = 2, guidance_scale = 0x7FF8000000000000 : f64, steps = 4>} {}
+
+// -----
+
+// The cost model and the runtime pick per-family rules by this name.
+// expected-error @+1 {{model family 'wann' is not one of cogvideox, flux, hunyuan_video, ltx_video, mochi, qwen_image, sd3, wan}}
+module attributes {dit.model = #dit.model<family = "wann", class_name = "W", double_blocks = 0, single_blocks = 1, num_heads = 2, head_dim = 4, hidden_size = 8, ffn_size = 16, text_hidden_size = 8, text_embed_dim = 6, in_channels = 4, out_channels = 4, patch = [1, 2, 2], vae_spatial = 8, vae_temporal = 4, seq_align = 1, experts = 1>} {}
