@@ -23,7 +23,8 @@ void appendLine(std::string &out, const HelpLine &line) {
   else
     text += "\n" + std::string(kHelpColumn, ' ');
   for (char c : line.help)
-    text += c == '\n' ? "\n" + std::string(kHelpColumn, ' ') : std::string(1, c);
+    text +=
+        c == '\n' ? "\n" + std::string(kHelpColumn, ' ') : std::string(1, c);
   out += text + "\n";
 }
 
@@ -67,7 +68,9 @@ std::string formatUsage(const std::string &intro,
 std::string choiceList(const Flag &flag) {
   std::string out;
   for (size_t i = 0; i < flag.allowed.size(); ++i)
-    out += (i == 0 ? "" : i + 1 == flag.allowed.size() ? " or " : ", ") +
+    out += (i == 0                         ? ""
+            : i + 1 == flag.allowed.size() ? " or "
+                                           : ", ") +
            flag.allowed[i].value;
   return out;
 }

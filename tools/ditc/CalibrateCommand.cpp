@@ -1,5 +1,12 @@
-//===- Calibrate.cpp - `ditc calibrate` ------------------------------------===//
-#include "Calibrate.h"
+//===- CalibrateCommand.cpp - `ditc calibrate`: a host profile ------------===//
+//
+// Runs the runtime's dit-calibrate (built next to dit-run; it times the
+// runtime's own kernels and collectives, so ditc never links torch),
+// fits a profile to its measurements (ditc/CostModel/Calibration.h) and
+// writes it atomically, loadable by `ditc search --hardware FILE`.
+//
+//===----------------------------------------------------------------------===//
+#include "Commands.h"
 
 #include "ditc/CostModel/Calibration.h"
 #include "ditc/Support/ArgParser.h"
@@ -20,46 +27,46 @@
 
 namespace ditc {
 
-std::string calibrateUsage() {
-  return R"(usage: ditc calibrate -o PROFILE.json [--name NAME] [--runtime PATH]
-                      [--threads LIST] [--ranks LIST] [--round-seconds S]
-                      [--timeout SEC] [--keep-measurements RAW.json]
-       ditc calibrate -o PROFILE.json --from-measurements RAW.json [--name NAME]
-       (either form also takes --format text|json)
-
-Measures this host with the runtime library (never MLIR): runs dit-calibrate,
-which times dit-run's GEMM and attention kernels and an elementwise op with
-each thread count, and dit-run's all-reduce (shared memory), all-gather,
-all-to-all, ring shift and send/recv (gloo) between local ranks at several
-message sizes. Fits a latency
-and a bandwidth per collective kind to the cost model's own formulas, and
-writes a hardware profile with a "host" section (docs/search.md) for
-`ditc search --hardware PROFILE.json`. Every number's source says it was
-measured, on which host, when and how.
-
-flags:
-  -o PROFILE.json           the profile to write (atomically)
-  --name NAME               the profile's name (default calibrated)
-  --runtime PATH            the dit-calibrate executable (default: the one
-                            next to this ditc)
-  --threads LIST            thread counts to time the kernels with
-                            (default: 1 to the usable cores)
-  --ranks LIST              local rank counts to time collectives between
-                            (default 2,4)
-  --round-seconds S         one timed round of a kernel (default 0.3)
-  --timeout SEC             how long a rank waits for its peers (default 120)
-  --keep-measurements RAW   also write dit-calibrate's raw measurements
-  --from-measurements RAW   fit a profile to measurements written earlier
-                            instead of measuring
-  --format text|json        json: one document on stdout, {"written",
-                            "name", "cores", "profile"}; errors as JSON too
-
-exit codes: 0 written, 1 the measurement failed (a rank failed, or the
-            timings fit no bandwidth), 2 bad input (a flag, a file or a field)
-)";
-}
-
 namespace {
+
+const Flag kOutput =
+    Flag::option("-o", "PROFILE.json", "the profile to write (atomically)");
+const Flag kName = Flag::option("--name", "NAME",
+                                "the profile's name (default calibrated)");
+const Flag kRuntime =
+    Flag::option("--runtime", "PATH",
+                 "the dit-calibrate executable (default: the one\n"
+                 "next to this ditc)");
+// --threads to --timeout are dit-calibrate's own flags, passed on.
+const Flag kThreads = Flag::option("--threads", "LIST",
+                                   "thread counts to time the kernels with\n"
+                                   "(default: 1 to the usable cores)");
+const Flag kRanks =
+    Flag::option("--ranks", "LIST",
+                 "local rank counts to time collectives between\n"
+                 "(default 2,4)");
+const Flag kRoundSeconds = Flag::option(
+    "--round-seconds", "S", "one timed round of a kernel (default 0.3)");
+const Flag kTimeout = Flag::option(
+    "--timeout", "SEC", "how long a rank waits for its peers (default 120)");
+const Flag kKeep = Flag::option("--keep-measurements", "RAW",
+                                "also write dit-calibrate's raw measurements");
+const Flag kFrom =
+    Flag::option("--from-measurements", "RAW",
+                 "fit a profile to measurements written earlier\n"
+                 "instead of measuring");
+const Flag kFormat = formatFlag("json: one document on stdout, {\"written\",\n"
+                                "\"name\", \"cores\", \"profile\"}; errors as "
+                                "JSON too");
+
+const std::vector<const Flag *> kMeasureFlags = {&kThreads, &kRanks,
+                                                 &kRoundSeconds, &kTimeout};
+
+std::vector<FlagGroup> calibrateFlags() {
+  return {{"flags",
+           {&kOutput, &kName, &kRuntime, &kThreads, &kRanks, &kRoundSeconds,
+            &kTimeout, &kKeep, &kFrom, &kFormat}}};
+}
 
 /// dit-calibrate beside this ditc (both land in the build's bin/).
 std::string defaultRuntime() {
@@ -94,54 +101,72 @@ int runProgram(const std::vector<std::string> &argv) {
 
 } // namespace
 
+std::string calibrateUsage() {
+  return formatUsage(
+      R"(usage: ditc calibrate -o PROFILE.json [--name NAME] [--runtime PATH]
+                      [--threads LIST] [--ranks LIST] [--round-seconds S]
+                      [--timeout SEC] [--keep-measurements RAW.json]
+       ditc calibrate -o PROFILE.json --from-measurements RAW.json [--name NAME]
+       (either form also takes --format text|json)
+
+Measures this host with the runtime library (never MLIR): runs dit-calibrate,
+which times dit-run's GEMM and attention kernels and an elementwise op with
+each thread count, and dit-run's all-reduce (shared memory), all-gather,
+all-to-all, ring shift and send/recv (gloo) between local ranks at several
+message sizes. Fits a latency
+and a bandwidth per collective kind to the cost model's own formulas, and
+writes a hardware profile with a "host" section (docs/search.md) for
+`ditc search --hardware PROFILE.json`. Every number's source says it was
+measured, on which host, when and how.
+)",
+      calibrateFlags(),
+      R"(exit codes: 0 written, 1 the measurement failed (a rank failed, or the
+            timings fit no bandwidth), 2 bad input (a flag, a file or a field)
+)");
+}
+
 int runCalibrate(const std::vector<std::string> &argv) {
-  ArgParser args("ditc calibrate");
-  for (const char *flag : {"-o", "--name", "--runtime", "--threads", "--ranks",
-                           "--round-seconds", "--timeout", "--keep-measurements",
-                           "--from-measurements", "--format"})
-    args.addOption(flag);
-  args.parse(argv);
-  std::string format = args.get("--format").value_or("text");
-  if (format != "text" && format != "json")
-    badFlag("--format", format,
-            "--format value '" + format + "' is not allowed; expected text or json");
+  ArgParser args = parseFlags("ditc calibrate", calibrateFlags(), argv);
+  Format format = readFormat(args, kFormat);
   args.expectPositionals(0, "no positional arguments");
-  if (!args.get("-o"))
-    badFlag("-o", "", "'ditc calibrate' needs -o PROFILE.json");
-  std::string output = *args.get("-o");
-  checkOutputPath(output, "-o");
-  std::string name = args.get("--name").value_or("calibrated");
+  if (!args.get(kOutput))
+    badFlag(kOutput.name, "",
+            "'ditc calibrate' needs " + kOutput.name + " " + kOutput.metavar);
+  std::string output = *args.get(kOutput);
+  checkOutputPath(output, kOutput.name);
+  std::string name = args.get(kName).value_or("calibrated");
   if (name.empty() || name.find_first_of("\"\\/") != std::string::npos)
-    badFlag("--name", name, "--name '" + name + "' must be a non-empty name "
+    badFlag(kName.name, name, kName.name + " '" + name + "' must be a non-empty name "
                             "without quotes, backslashes or slashes");
 
   std::string measurements, measurementsFile;
-  if (auto from = args.get("--from-measurements")) {
-    for (const char *flag : {"--runtime", "--threads", "--ranks", "--round-seconds",
-                             "--timeout", "--keep-measurements"})
-      if (args.has(flag))
-        badFlag(flag, *args.get(flag),
-                std::string(flag) + " measures; --from-measurements fits "
-                                    "measurements already taken");
+  if (auto from = args.get(kFrom)) {
+    std::vector<const Flag *> measuring = {&kRuntime, &kThreads, &kRanks,
+                                           &kRoundSeconds, &kTimeout, &kKeep};
+    for (const Flag *flag : measuring)
+      if (args.has(*flag))
+        badFlag(flag->name, *args.get(*flag),
+                flag->name + " measures; " + kFrom.name +
+                    " fits measurements already taken");
     measurementsFile = *from;
     measurements = readRegularFile(*from, kMaxJsonFileBytes,
                                    {false, "calibration measurements"});
   } else {
-    if (args.get("--ranks").value_or("") == "none")
-      badFlag("--ranks", "none",
+    if (args.get(kRanks).value_or("") == "none")
+      badFlag(kRanks.name, "none",
               "--ranks none times no collectives, and a profile needs them; "
               "expected a comma-separated list of rank counts (dit-calibrate "
               "--ranks none alone times the kernels)");
-    std::string runtime = args.get("--runtime").value_or(defaultRuntime());
+    std::string runtime = args.get(kRuntime).value_or(defaultRuntime());
     struct stat st;
     if (::stat(runtime.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
         ::access(runtime.c_str(), X_OK) != 0)
-      badFlag("--runtime", runtime,
+      badFlag(kRuntime.name, runtime,
               "--runtime: '" + runtime + "' is not an executable file; build "
               "the runtime's dit-calibrate (ninja dit-calibrate) or name it "
               "with --runtime PATH");
-    if (auto keep = args.get("--keep-measurements"))
-      checkOutputPath(*keep, "--keep-measurements");
+    if (auto keep = args.get(kKeep))
+      checkOutputPath(*keep, kKeep.name);
     char pattern[] = "/tmp/ditc-calibrate-XXXXXX";
     int fd = ::mkstemp(pattern);
     if (fd < 0)
@@ -149,9 +174,9 @@ int runCalibrate(const std::vector<std::string> &argv) {
     ::close(fd);
     measurementsFile = pattern;
     std::vector<std::string> command = {runtime, "--output", measurementsFile};
-    for (const char *flag : {"--threads", "--ranks", "--round-seconds", "--timeout"})
-      if (auto value = args.get(flag)) {
-        command.push_back(flag);
+    for (const Flag *flag : kMeasureFlags)
+      if (auto value = args.get(*flag)) {
+        command.push_back(flag->name);
         command.push_back(*value);
       }
     int code = runProgram(command);
@@ -164,15 +189,15 @@ int runCalibrate(const std::vector<std::string> &argv) {
     if (code != 0)
       throw CalibrationFailed("the measurement failed: " + runtime + " exited with " +
                               std::to_string(code));
-    if (auto keep = args.get("--keep-measurements"))
+    if (auto keep = args.get(kKeep))
       writeFileAtomically(*keep, measurements);
-    measurementsFile = args.get("--keep-measurements").value_or("dit-calibrate's output");
+    measurementsFile = args.get(kKeep).value_or("dit-calibrate's output");
   }
   CalibratedProfile calibrated;
   try {
     calibrated = profileFromCalibration(measurements, measurementsFile, name);
   } catch (const BadInput &error) {
-    if (args.has("--from-measurements"))
+    if (args.has(kFrom))
       throw;
     // Fresh measurements that cannot be fitted are a failed measurement
     // (a host too busy to time), not bad input.
@@ -182,7 +207,7 @@ int runCalibrate(const std::vector<std::string> &argv) {
   // What ditc writes, ditc search must read back.
   parseHardwareProfiles(text, output);
   writeFileAtomically(output, text);
-  if (format == "json") {
+  if (format == Format::Json) {
     nlohmann::json document = {{"written", output},
                                {"name", name},
                                {"cores", calibrated.profile.host->cores},
