@@ -59,6 +59,27 @@ void ArgParser::parse(const std::vector<std::string> &args) {
   }
 }
 
+void ArgParser::add(const Flag &flag) {
+  if (flag.kind == Flag::Kind::Option)
+    addOption(flag.name);
+  else if (flag.kind == Flag::Kind::Switch)
+    addSwitch(flag.name);
+  if (!flag.aliasName.empty())
+    addAlias(flag.aliasName, flag.name);
+}
+
+std::optional<std::string> ArgParser::getChoice(const Flag &flag) const {
+  auto value = get(flag);
+  if (!value)
+    return std::nullopt;
+  for (const Flag::Choice &choice : flag.allowed)
+    if (*value == choice.value)
+      return value;
+  badFlag(flag.name, *value,
+          flag.name + " value '" + *value + "' is not allowed; expected " +
+              choiceList(flag));
+}
+
 bool ArgParser::asksForHelp(const std::vector<std::string> &args) {
   for (const std::string &arg : args)
     if (arg == "-h" || arg == "--help")

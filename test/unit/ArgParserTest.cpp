@@ -89,4 +89,62 @@ TEST(ArgParser, ReadsAnAliasAsItsFlagAndNamesTheSpellingGiven) {
   EXPECT_THROW(twice.parse({"--height", "1", "--image-height", "2"}), BadInput);
 }
 
+// A Flag declaration drives the parser (kind, alias, range, values) and
+// the --help line, so the two cannot disagree.
+TEST(Flag, OneDeclarationParsesReadsAndDescribes) {
+  const Flag pp = Flag::option("--pp-size", "P", "pipeline stages")
+                      .range(1, 8)
+                      .alias("--pipeline-parallel-size")
+                      .json("pp_size");
+  const Flag format = Flag::option("--format", "", "output format")
+                          .choices({{"text", ""}, {"json", ""}});
+  const Flag summary = Flag::switchFlag("--summary", "print a summary");
+  ArgParser args("ditc test");
+  args.add({&pp, &format, &summary});
+  args.parse({"--pipeline-parallel-size", "4", "--format=json", "--summary"});
+  EXPECT_EQ(args.getInt(pp), 4);
+  EXPECT_EQ(args.getChoice(format), "json");
+  EXPECT_TRUE(args.has(summary));
+  EXPECT_EQ(pp.jsonKey, "pp_size");
+
+  ArgParser outOfRange("ditc test");
+  outOfRange.add(pp);
+  outOfRange.parse({"--pp-size", "9"});
+  EXPECT_THROW(outOfRange.getInt(pp), BadInput);
+
+  ArgParser badChoice("ditc test");
+  badChoice.add(format);
+  badChoice.parse({"--format", "xml"});
+  try {
+    badChoice.getChoice(format);
+    ADD_FAILURE() << "xml is not a format";
+  } catch (const BadInput &error) {
+    EXPECT_STREQ(error.what(), "command line: --format value 'xml' is not "
+                               "allowed; expected text or json");
+  }
+
+  EXPECT_EQ(formatFlagHelp({&pp, &format, &summary}),
+            "  --pp-size P               pipeline stages (also "
+            "--pipeline-parallel-size)\n"
+            "  --format text|json        output format\n"
+            "  --summary                 print a summary\n");
+}
+
+TEST(Flag, HelpJoinsUnhelpedFlagsAndWrapsLongOnes) {
+  const Flag height = Flag::option("--height", "H", "pixels");
+  const Flag width = Flag::option("--width", "W", "");
+  const Flag partition =
+      Flag::option("--pp-layer-partition", "a,b,...", "blocks\nper stage");
+  const Flag objective = Flag::option("--objective", "", "").choices(
+      {{"latency", "fastest step"}, {"throughput", "most requests"}});
+  const Flag hidden = Flag::switchFlag("--secret", "not shown").hidden();
+  EXPECT_EQ(formatFlagHelp({&height, &width, &partition, &objective, &hidden}),
+            "  --height H, --width W     pixels\n"
+            "  --pp-layer-partition a,b,...\n"
+            "                            blocks\n"
+            "                            per stage\n"
+            "  --objective latency       fastest step\n"
+            "  --objective throughput    most requests\n");
+}
+
 } // namespace

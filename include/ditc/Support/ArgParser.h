@@ -10,6 +10,7 @@
 #define DITC_SUPPORT_ARGPARSER_H
 
 #include "ditc/Support/BadInput.h"
+#include "ditc/Support/Flag.h"
 
 #include <map>
 #include <optional>
@@ -33,6 +34,14 @@ public:
     aliases[alias] = flag;
   }
 
+  /// Declares `flag` as its kind says, with its alias (a Help flag is
+  /// answered before parsing and declares nothing).
+  void add(const Flag &flag);
+  void add(const std::vector<const Flag *> &flags) {
+    for (const Flag *flag : flags)
+      add(*flag);
+  }
+
   /// Parses `args`; positional arguments are collected in order.
   void parse(const std::vector<std::string> &args);
 
@@ -42,6 +51,20 @@ public:
                                 int64_t max) const;
   std::optional<double> getDouble(const std::string &flag) const;
   const std::vector<std::string> &positional() const { return positionals; }
+
+  /// The same, by declaration: getInt within the flag's range, getChoice
+  /// one of its values (else BadInput listing them).
+  std::optional<std::string> get(const Flag &flag) const {
+    return get(flag.name);
+  }
+  bool has(const Flag &flag) const { return has(flag.name); }
+  std::optional<int64_t> getInt(const Flag &flag) const {
+    return getInt(flag.name, flag.min, flag.max);
+  }
+  std::optional<double> getDouble(const Flag &flag) const {
+    return getDouble(flag.name);
+  }
+  std::optional<std::string> getChoice(const Flag &flag) const;
 
   /// Requires exactly `count` positional arguments named by `what`.
   void expectPositionals(size_t count, const std::string &what) const;

@@ -1,5 +1,5 @@
-//===- Weights.cpp - `ditc weights`: a checkpoint against its model --------===//
-#include "Weights.h"
+//===- WeightsReport.cpp - a checkpoint against its model -------------===//
+#include "WeightsReport.h"
 
 #include "ditc/Checkpoint/Snapshot.h"
 #include "ditc/Importer/Importer.h"

@@ -1,4 +1,4 @@
-//===- Weights.h - `ditc weights`: a checkpoint against its model -*- C++ -*-===//
+//===- WeightsReport.h - a checkpoint against its model ---------*- C++ -*-===//
 //
 // Compares the tensors of a diffusers snapshot with the parameters of the
 // model its config describes. The expected tensors are the parameters the
@@ -8,8 +8,8 @@
 // loads through, so what `ditc weights` accepts is what dit-run loads.
 //
 //===----------------------------------------------------------------------===//
-#ifndef DITC_TOOLS_DITC_WEIGHTS_H
-#define DITC_TOOLS_DITC_WEIGHTS_H
+#ifndef DITC_TOOLS_DITC_WEIGHTSREPORT_H
+#define DITC_TOOLS_DITC_WEIGHTSREPORT_H
 
 #include <nlohmann/json.hpp>
 
@@ -57,4 +57,4 @@ nlohmann::json weightsReportJson(const WeightsReport &report);
 
 } // namespace ditc
 
-#endif // DITC_TOOLS_DITC_WEIGHTS_H
+#endif // DITC_TOOLS_DITC_WEIGHTSREPORT_H

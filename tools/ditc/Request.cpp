@@ -1,0 +1,150 @@
+//===- Request.cpp - what check and compile read --------------------------===//
+//-===//
+#include "Commands.h"
+
+#include "ditc/Analysis/AxisConversion.h"
+#include "ditc/CostModel/Search.h"
+#include "ditc/Support/Utf8.h"
+
+#include "dit/IR/DitDialect.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace ditc {
+
+namespace {
+
+/// Workload flags override the deployment file's workload section.
+WorkloadOptions mergeWorkload(WorkloadOptions base,
+                              const WorkloadOptions &flags) {
+  if (flags.height)
+    base.height = flags.height;
+  if (flags.width)
+    base.width = flags.width;
+  if (flags.frames)
+    base.frames = flags.frames;
+  if (flags.batch)
+    base.batch = flags.batch;
+  if (flags.steps)
+    base.steps = flags.steps;
+  if (flags.guidanceScale)
+    base.guidanceScale = flags.guidanceScale;
+  if (flags.maxSequenceLength)
+    base.maxSequenceLength = flags.maxSequenceLength;
+  return base;
+}
+
+/// Notes from resolving the flags, then the rules' diagnostics.
+std::vector<RuleDiagnostic> allDiagnostics(const Request &request,
+                                           const LegalityReport &report) {
+  std::vector<RuleDiagnostic> diagnostics;
+  for (const ResolutionNote &note : request.deployment.notes)
+    diagnostics.push_back(
+        {note.rule, Severity::Note, note.message, "transformer", nullptr});
+  diagnostics.insert(diagnostics.end(), report.diagnostics.begin(),
+                     report.diagnostics.end());
+  return diagnostics;
+}
+
+} // namespace
+
+Request readRequest(const ArgParser &args) {
+  Request request;
+  WorkloadOptions workloadOptions = readWorkloadFlags(args);
+  if (auto file = args.get(kDeploymentFlag)) {
+    for (const Flag *flag : deploymentFlags())
+      if (args.has(*flag))
+        badFlag(flag->name, *args.get(*flag),
+                flag->name + " cannot be combined with " +
+                    kDeploymentFlag.name + "; the file gives every degree");
+    DeploymentFile parsed = parseDeploymentFile(*file);
+    request.deployment = std::move(parsed.deployment);
+    workloadOptions = mergeWorkload(parsed.workload, workloadOptions);
+    if (auto order = args.get(kMeshOrderFlag))
+      request.deployment.meshOrder =
+          parseMeshOrder("command line: " + kMeshOrderFlag.name, *order);
+  } else {
+    request.deployment = deploymentFromFlags(readParallelFlags(args));
+  }
+  request.spec = loadModel(args.positional()[0]);
+  request.workload = resolveWorkload(request.spec, workloadOptions);
+  // A bad name or file fails before any work.
+  if (auto hardware = args.get(kHardwareFlag))
+    request.hardware = loadHardwareProfile(*hardware);
+  return request;
+}
+
+LegalityReport checkRequest(mlir::MLIRContext &context, const Request &request,
+                            mlir::OwningOpRef<mlir::ModuleOp> &module,
+                            ElementType elementType) {
+  ImportOptions importOptions;
+  importOptions.elementType = elementType;
+  module = importModel(context, request.spec, request.workload, importOptions);
+  (*module)->setAttr(mlir::dit::DitDialect::kDeploymentAttrName,
+                     deploymentToAttribute(context, request.deployment));
+  mlir::FailureOr<LegalityContext> legality =
+      buildLegalityContext(*module, deploymentFromModule(*module));
+  if (mlir::failed(legality))
+    throw InternalError("the imported module lacks model facts");
+  LegalityReport report = checkLegality(*legality);
+  if (!report.legal())
+    report.suggestions = suggestConfigurations(
+        *module, *legality,
+        request.hardware ? *request.hardware : loadHardwareProfile("h100-sxm"),
+        request.workload.steps,
+        guidanceBranchesRun(request.workload.branches,
+                            request.workload.guidanceScale));
+  return report;
+}
+
+void printDiagnosticsText(const Request &request,
+                          const LegalityReport &report) {
+  for (const RuleDiagnostic &d : allDiagnostics(request, report))
+    llvm::outs() << severityName(d.severity) << "[" << d.rule
+                 << "]: " << d.message << "\n";
+}
+
+std::string verdictLine(const Request &request, const LegalityReport &report) {
+  return std::string(report.legal() ? "legal" : "illegal") + ": " +
+         escapeInvalidUtf8(request.spec.name) + " with " +
+         degreesAsFlags(report.config.degrees, report.config.numGpus) + ", " +
+         std::to_string(report.config.sequenceLength) + " image tokens";
+}
+
+void printCheckText(const Request &request, const LegalityReport &report) {
+  printDiagnosticsText(request, report);
+  for (const Degrees &s : report.suggestions)
+    llvm::outs() << "suggestion: " << degreesAsFlags(s, s.worldSize()) << "\n";
+  llvm::outs() << verdictLine(request, report) << "\n";
+}
+
+nlohmann::json diagnosticsJson(const Request &request,
+                               const LegalityReport &report) {
+  nlohmann::json diagnostics = nlohmann::json::array();
+  for (const RuleDiagnostic &d : allDiagnostics(request, report))
+    diagnostics.push_back({{"rule", d.rule},
+                           {"severity", severityName(d.severity)},
+                           {"message", d.message},
+                           {"component", d.component}});
+  return diagnostics;
+}
+
+nlohmann::json checkJson(const Request &request, const LegalityReport &report) {
+  const ResolvedConfig &c = report.config;
+  nlohmann::json config = degreesAsJson(c.degrees);
+  config[kNumGpusFlag.jsonKey] = c.numGpus;
+  config["pp_partition"] = c.ppPartition;
+  config["attention_backend"] = c.attentionBackend;
+  config["sequence_length"] = c.sequenceLength;
+  config["text_length"] = c.textLength;
+  nlohmann::json out = {{"legal", report.legal()}, {"config", config}};
+  out["diagnostics"] = diagnosticsJson(request, report);
+  out["suggestions"] = nlohmann::json::array();
+  for (const Degrees &s : report.suggestions) {
+    nlohmann::json entry = degreesAsJson(s);
+    entry[kNumGpusFlag.jsonKey] = s.worldSize();
+    out["suggestions"].push_back(entry);
+  }
+  return out;
+}
+
+} // namespace ditc
