@@ -39,7 +39,7 @@ install(FILES
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dit/IR)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/include/ditc
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-        FILES_MATCHING PATTERN "*.h")
+        FILES_MATCHING PATTERN "*.h" PATTERN "*.def")
 
 # ditc::<name> for each library.
 set_target_properties(DitcSupport PROPERTIES EXPORT_NAME support)

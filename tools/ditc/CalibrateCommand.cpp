@@ -9,6 +9,7 @@
 #include "Commands.h"
 
 #include "ditc/CostModel/Calibration.h"
+#include "ditc/Runtime/IO/OutputPolicy.h"
 #include "ditc/Support/ArgParser.h"
 #include "ditc/Support/AtomicFile.h"
 #include "ditc/Support/BadInput.h"
@@ -133,7 +134,15 @@ int runCalibrate(const std::vector<std::string> &argv) {
     badFlag(kOutput.name, "",
             "'ditc calibrate' needs " + kOutput.name + " " + kOutput.metavar);
   std::string output = *args.get(kOutput);
-  checkOutputPath(output, kOutput.name);
+  // The profile may not replace what the command reads, nor the kept
+  // measurements (the runtime's output policy, IO/OutputPolicy.h).
+  runtime::OutputPolicy outputs;
+  if (auto from = args.get(kFrom))
+    outputs.readsInput(kFrom.name, *from);
+  outputs.claimOutput(kOutput.name, output);
+  if (!args.get(kFrom))
+    if (auto keep = args.get(kKeep))
+      outputs.claimOutput(kKeep.name, *keep);
   std::string name = args.get(kName).value_or("calibrated");
   if (name.empty() || name.find_first_of("\"\\/") != std::string::npos)
     badFlag(kName.name, name, kName.name + " '" + name + "' must be a non-empty name "

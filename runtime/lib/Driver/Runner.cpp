@@ -175,7 +175,14 @@ static LoadedRank load(const RunOptions &options) {
   outputs.readsInput("the plan folder", m.dir);
   outputs.readsInput("--requests", options.requestsFile);
   outputs.readsInput("--weights", options.weights);
-  outputs.readsInput("--scheduler-config", options.schedulerConfig);
+  // A pipeline folder given as --scheduler-config is read for its
+  // scheduler/scheduler_config.json only.
+  struct stat schedulerInfo;
+  bool schedulerFolder = ::stat(options.schedulerConfig.c_str(), &schedulerInfo) == 0 &&
+                         S_ISDIR(schedulerInfo.st_mode);
+  outputs.readsInput("--scheduler-config", schedulerFolder
+                                               ? schedulerConfigIn(options.schedulerConfig)
+                                               : options.schedulerConfig);
   for (const Request &request : requests) {
     std::string from = request.fromFile() ? request.origin + ": " : "--";
     outputs.readsInput(from + (request.fromFile() ? "text_embeds" : "text-embeds"),
