@@ -72,7 +72,9 @@ void removeStagedAndDie(int signal) {
   std::raise(signal);
 }
 
-int remember(const std::string &temp) {
+/// Records `temp` for the signal handler. A name too long for the fixed
+/// storage, or one past kMaxStaged, is left to the destructor alone.
+void remember(const std::string &temp) {
   std::lock_guard<std::mutex> lock(stagedMutex);
   static bool installed = false;
   if (!installed) {
@@ -81,15 +83,14 @@ int remember(const std::string &temp) {
     installed = true;
   }
   if (temp.size() >= kMaxTempName)
-    return -1;
+    return;
   for (int i = 0; i < kMaxStaged; ++i)
     if (!stagedLive[i]) {
       temp.copy(stagedNames[i], temp.size());
       stagedNames[i][temp.size()] = '\0';
       stagedLive[i] = 1;
-      return i;
+      return;
     }
-  return -1;
 }
 
 void forget(const std::string &temp) {

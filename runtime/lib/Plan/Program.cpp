@@ -52,6 +52,7 @@ std::vector<int64_t> ranksRunning(const Manifest &manifest, const std::string &i
       out.push_back(entry.rank);
   return out;
 }
+
 const Op *overlappedAttentionAt(const Function &fn, size_t index) {
   if (index + 2 >= fn.ops.size() || fn.ops[index].kind != OpKind::AllToAll)
     return nullptr;
