@@ -5,6 +5,9 @@ an output file appeared, for FileCheck.
 
   kill      PLAN: N ranks; once rank 0 reports step 1, rank N-1 is killed
             with SIGKILL. The others must exit 1 within --timeout.
+  kill-replica PLAN: as kill, for data-parallel replicas that never wait on
+            each other mid-run, so the others are reported untimed: they
+            finish their own steps before waiting --timeout.
   absent    PLAN: all ranks but the last start; the rendezvous times out.
   mismatch  PLAN OTHER: rank 0 runs PLAN, the others OTHER (same size).
   launcher-kill PLAN: dit-run --nproc N; a rank process is killed mid-run.
@@ -47,13 +50,13 @@ def first_error(log):
     return "(no error line)"
 
 
-def wait_for(log, text, limit):
+def wait_for(log, text, limit, poll=0.05):
     deadline = time.time() + limit
     while time.time() < deadline:
         log.seek(0)
         if text in log.read():
             return True
-        time.sleep(0.05)
+        time.sleep(poll)
     return False
 
 
@@ -119,6 +122,23 @@ def main():
         procs[victim][0].wait()
         print(f"rank {victim}: killed by SIGKILL after step 1")
         report(procs, killed_at, args.output, args.timeout, skip=(victim,))
+    elif args.scenario == "kill-replica":
+        procs = [start(args.dit_run, plan, r, world, port, args.output, args)
+                 for r in range(world)]
+        # A replica's steps take milliseconds: poll often, and make sure rank
+        # 0 had not already finished (then the kill would prove nothing).
+        if not wait_for(procs[0][1], "step 1/", 120, poll=0.005):
+            sys.exit("rank 0 never finished step 1")
+        victim = world - 1
+        procs[victim][0].send_signal(signal.SIGKILL)
+        procs[victim][0].wait()
+        procs[0][1].seek(0)
+        if f"step {args.steps}/" in procs[0][1].read():
+            sys.exit(f"rank 0 finished all {args.steps} steps before the kill: "
+                     "raise --steps")
+        print(f"rank {victim}: killed by SIGKILL after step 1")
+        report(procs, time.time(), args.output, args.timeout, skip=(victim,),
+               slack=None)
     elif args.scenario == "absent":
         started = time.time()
         procs = [start(args.dit_run, plan, r, world, port, args.output, args)
