@@ -5,8 +5,8 @@
 #     it first;
 #   - no runtime .cpp is over 750 lines;
 #   - dependencies go one way: Plan, Sched and IO include nothing from Exec,
-#     Comm or Driver; Comm nothing from Exec or Driver; Exec nothing from
-#     Driver.
+#     Vae, Comm or Driver; Vae and Comm nothing from Exec or Driver, nor from
+#     each other; Exec nothing from Driver.
 # Prints every violation and exits 1 when there is any.
 set -euo pipefail
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -39,10 +39,11 @@ forbidden() { # concern, then the concerns it may not include
   hits=$(grep -rnE "#include \"$pattern" "$lib/$concern" "$inc/$concern" 2>/dev/null || true)
   [[ -z "$hits" ]] || fail "$concern includes a higher layer:"$'\n'"${hits//$root\//}"
 }
-forbidden Plan Exec Comm Driver
-forbidden Sched Exec Comm Driver
-forbidden IO Exec Comm Driver
-forbidden Comm Exec Driver
+forbidden Plan Exec Vae Comm Driver
+forbidden Sched Exec Vae Comm Driver
+forbidden IO Exec Vae Comm Driver
+forbidden Vae Exec Comm Driver
+forbidden Comm Exec Vae Driver
 forbidden Exec Driver
 
 # The TCPStore is opened in one place only.

@@ -18,7 +18,9 @@ config.environment["DITC_MODELS_DIR"] = os.path.join(config.ditc_src_root, "mode
 # The Python plan package the NumPy reference and the eager peer share
 # (bench/ditc_plan), imported normally by the test scripts.
 config.environment["PYTHONPATH"] = os.pathsep.join(
-    p for p in (os.path.join(config.ditc_src_root, "bench"), os.environ.get("PYTHONPATH")) if p)
+    p for p in (os.path.join(config.ditc_src_root, "bench"),
+                os.path.join(config.test_source_root, "lib"),
+                os.environ.get("PYTHONPATH")) if p)
 
 llvm_config.with_system_environment(
     ["HOME", "TMPDIR", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"])

@@ -6,6 +6,8 @@
 //           [--threads T] [--report FILE.json] [--weights SNAPSHOT_DIR]
 //           [--skip-memory-check] [--scheduler-config FILE.json]
 //           [--sigmas s0,...,sK] [--guidance-scale G] [--pooled-embeds FILE.npy]
+//   dit-run PLAN_DIR --decode-only --latents L.npy --weights SNAPSHOT_DIR
+//           --output OUT.png [--save-pixels P.npy]
 //
 // With --nproc, starts N local ranks on loopback. Without it, runs one rank
 // from torchrun-style variables (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR,
@@ -14,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ditc/Runtime/Comm/Communicator.h"
+#include "ditc/Runtime/Driver/DecodeOnly.h"
 #include "ditc/Runtime/Driver/Launcher.h"
 #include "ditc/Runtime/IO/Requests.h"
 #include "ditc/Runtime/Driver/Runner.h"
@@ -38,6 +41,8 @@ static const char *const kUsage =
     "               [--threads T] [--report FILE.json] [--weights SNAPSHOT_DIR]\n"
     "               [--skip-memory-check] [--scheduler-config FILE.json]\n"
     "               [--sigmas s0,...,sK] [--guidance-scale G] [--pooled-embeds FILE.npy]\n"
+    "       dit-run PLAN_DIR --decode-only --latents L.npy --weights SNAPSHOT_DIR\n"
+    "               --output OUT.png [--save-pixels P.npy]\n"
     "  PLAN_DIR         a folder written by `ditc compile` (or one rank-<r>/ bundle)\n"
     "  --output OUT.npy the final latents [B, C, F, H, W]; with dp > 1, replica i\n"
     "                   serves seed + i and writes OUT.dp<i>.npy\n"
@@ -59,6 +64,10 @@ static const char *const kUsage =
     "                   (default: linear from 1 to 0, flow-matching Euler)\n"
     "  --nproc N        start N local ranks on loopback; without it, run one rank from\n"
     "                   RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (torchrun)\n"
+    "  --decode-only    decode --latents with the VAE of --weights (its vae/ folder,\n"
+    "                   AutoencoderKL) instead of denoising: one PNG per batch item,\n"
+    "                   OUT.png, OUT-1.png, ... (8-bit RGB, as diffusers converts)\n"
+    "  --save-pixels P  with --decode-only, also the float pixels [B, 3, H, W] as .npy\n"
     "  --skip-memory-check  run even when the plan's estimated peak exceeds the\n"
     "                   memory available (by default refused before any rank starts)\n"
     "exit codes: 0 done, 1 run failure, 2 bad input\n";
@@ -91,11 +100,42 @@ int main(int argc, char **argv) {
                              "--timeout", "--backend", "--text-embeds", "--threads",
                              "--report", "--latents", "--requests", "--weights",
                              "--pooled-embeds", "--guidance-scale",
-                             "--scheduler-config", "--sigmas"})
+                             "--scheduler-config", "--sigmas", "--save-pixels"})
       parser.addOption(flag);
     parser.addSwitch("--skip-memory-check");
+    parser.addSwitch("--decode-only");
     parser.parse(args);
     parser.expectPositionals(1, "PLAN_DIR");
+    if (parser.has("--decode-only")) {
+      // The decode is one process: the flags of a denoising run do not apply.
+      for (const char *flag : {"--steps", "--seed", "--dtype", "--timeout", "--backend",
+                               "--text-embeds", "--threads", "--report", "--requests",
+                               "--pooled-embeds", "--guidance-scale",
+                               "--scheduler-config", "--sigmas", "--nproc"})
+        if (parser.get(flag))
+          throw BadInput(std::string(flag) + " does not apply with --decode-only, "
+                         "which decodes given latents in one process");
+      DecodeOptions decode;
+      decode.planDir = parser.positional()[0];
+      decode.latents = parser.get("--latents").value_or("");
+      decode.weights = parser.get("--weights").value_or("");
+      while (decode.weights.size() > 1 && decode.weights.back() == '/')
+        decode.weights.pop_back();
+      decode.output = parser.get("--output").value_or("");
+      decode.savePixels = parser.get("--save-pixels").value_or("");
+      decode.memoryCheck = !parser.has("--skip-memory-check");
+      runDecodeOnly(decode);
+      return 0;
+    }
+    if (parser.get("--save-pixels"))
+      throw BadInput("--save-pixels needs --decode-only: a denoising run writes "
+                     "latents; decode them with dit-run --decode-only");
+    if (auto output = parser.get("--output"))
+      for (const char *picture : {".png", ".mp4"})
+        if (output->size() >= 4 && output->compare(output->size() - 4, 4, picture) == 0)
+          throw BadInput("--output " + output->substr(0, 200) +
+                         ": a denoising run writes latents (.npy); decode them to "
+                         "pictures with dit-run --decode-only --latents");
     RunOptions options;
     options.planDir = parser.positional()[0];
     while (options.planDir.size() > 1 && options.planDir.back() == '/')

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Tiny AutoencoderKL snapshots and checks of dit-run's decode against the
+float64 transcription (autoencoder_kl.py). Standard library and NumPy only.
+
+  vae_check.py make OUT --config CONFIG.json [--seed S] [--dtype f32|f16|bf16]
+               [--shards N] [--break shape:NAME|missing:NAME|dtype:NAME|truncate]
+      OUT/model_index.json and OUT/vae/ (CONFIG.json and random weights under
+      diffusers' names and shapes): a pipeline folder for --weights. --break
+      spoils it on purpose: NAME stored with a wrong shape, left out, or as
+      F64 (valid safetensors that dit-run refuses), or the file cut short.
+  vae_check.py check SNAPSHOT --latents L.npy --pixels P.npy --png OUT.png
+      Decodes L ([B, C, 1, H, W]) with the snapshot's VAE in float64 and prints
+      the largest error of P (dit-run --save-pixels) relative to the largest
+      reference value, then reads every PNG back (zlib, all five filters) and
+      checks its bytes are P converted as diffusers converts them, and within
+      one level of the float64 reference's bytes.
+"""
+import argparse
+import json
+import os
+import struct
+import sys
+import zlib
+
+import numpy as np
+
+import autoencoder_kl as ref
+from snapshot import read_safetensors, write_weights
+
+
+def make(args):
+    with open(args.config) as f:
+        config = json.load(f)
+    rng = np.random.default_rng(args.seed)
+    tensors = {}
+    for name, shape in sorted(ref.decoder_parameters(config).items()):
+        if len(shape) > 1:
+            fan_in = int(np.prod(shape[1:]))
+            value = rng.standard_normal(shape) / np.sqrt(fan_in)
+        elif name.endswith(".weight"):  # a GroupNorm scale
+            value = 1.0 + 0.1 * rng.standard_normal(shape)
+        else:
+            value = 0.1 * rng.standard_normal(shape)
+        tensors[name] = value.astype(np.float32)
+    dtypes = {}
+    kind, _, target = (args.breaks or "").partition(":")
+    if kind == "shape":
+        tensors[target] = tensors[target].reshape(-1)
+    elif kind == "missing":
+        del tensors[target]
+    elif kind == "dtype":
+        dtypes[target] = "F64"
+    vae = os.path.join(args.out, "vae")
+    os.makedirs(vae, exist_ok=True)
+    with open(os.path.join(args.out, "model_index.json"), "w") as f:
+        json.dump({"_class_name": "FluxPipeline", "vae": ["diffusers", "AutoencoderKL"]}, f)
+    with open(os.path.join(vae, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    write_weights(vae, tensors, {"f32": "F32", "f16": "F16", "bf16": "BF16"}[args.dtype],
+                  args.shards, dtypes)
+    if kind == "truncate":
+        path = os.path.join(vae, "diffusion_pytorch_model.safetensors")
+        os.truncate(path, os.path.getsize(path) - 100)
+    print(f"{len(tensors)} tensors in {vae}")
+
+
+def read_png(path):
+    """(height, width, [H, W, 3] uint8) of an 8-bit RGB PNG."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    assert raw[:8] == b"\x89PNG\r\n\x1a\n", f"{path}: not a PNG signature"
+    pos, idat, header = 8, b"", None
+    while pos < len(raw):
+        (length,) = struct.unpack(">I", raw[pos:pos + 4])
+        kind = raw[pos + 4:pos + 8]
+        body = raw[pos + 8:pos + 8 + length]
+        (crc,) = struct.unpack(">I", raw[pos + 8 + length:pos + 12 + length])
+        assert zlib.crc32(kind + body) == crc, f"{path}: bad CRC in {kind}"
+        if kind == b"IHDR":
+            header = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    width, height, depth, color, _, _, interlace = header
+    assert (depth, color, interlace) == (8, 2, 0), f"{path}: not 8-bit RGB"
+    data = zlib.decompress(idat)
+    stride = width * 3
+    rows, prev = [], bytearray(stride)
+    for y in range(height):
+        kind = data[y * (stride + 1)]
+        line = bytearray(data[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - 3] if i >= 3 else 0
+            b, c = prev[i], (prev[i - 3] if i >= 3 else 0)
+            if kind == 1:
+                line[i] = (line[i] + a) & 255
+            elif kind == 2:
+                line[i] = (line[i] + b) & 255
+            elif kind == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif kind == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+                line[i] = (line[i] + pred) & 255
+        rows.append(bytes(line))
+        prev = line
+    return height, width, np.frombuffer(b"".join(rows), np.uint8).reshape(height, width, 3)
+
+
+def check(args):
+    vae = os.path.join(args.snapshot, "vae")
+    with open(os.path.join(vae, "config.json")) as f:
+        config = json.load(f)
+    weights = {}
+    for name in os.listdir(vae):
+        if name.endswith(".safetensors"):
+            weights.update(read_safetensors(os.path.join(vae, name)))
+    latents = np.load(args.latents).astype(np.float64)
+    expected = ref.decode(config, weights, ref.denormalize(config, latents[:, :, 0]))
+    pixels = np.load(args.pixels)
+    print(f"pixels: {list(pixels.shape)}, reference {list(expected.shape)}")
+    if pixels.shape != expected.shape:
+        sys.exit("shape mismatch")
+    err = np.abs(pixels - expected).max() / np.abs(expected).max()
+    verdict = "ok" if err <= args.tolerance else f"ABOVE {args.tolerance}"
+    print(f"max relative error {err:.2e}: {verdict}")
+    own, reference = ref.to_bytes(pixels), ref.to_bytes(expected)
+    stem = args.png[:-4]
+    for b in range(pixels.shape[0]):
+        path = args.png if b == 0 else f"{stem}-{b}.png"
+        height, width, image = read_png(path)
+        exact = np.array_equal(image, own[b])
+        off = int(np.abs(image.astype(int) - reference[b].astype(int)).max())
+        print(f"{os.path.basename(path)}: {width}x{height} RGB, the pixels' conversion "
+              f"{'exactly' if exact else 'NOT'}, reference bytes within {off}: "
+              f"{'ok' if exact and off <= 1 else 'FAIL'}")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="command", required=True)
+    m = sub.add_parser("make")
+    m.add_argument("out")
+    m.add_argument("--config", required=True)
+    m.add_argument("--seed", type=int, default=0)
+    m.add_argument("--dtype", default="f32", choices=["f32", "f16", "bf16"])
+    m.add_argument("--shards", type=int, default=1)
+    m.add_argument("--break", dest="breaks")
+    c = sub.add_parser("check")
+    c.add_argument("snapshot")
+    c.add_argument("--latents", required=True)
+    c.add_argument("--pixels", required=True)
+    c.add_argument("--png", required=True)
+    c.add_argument("--tolerance", type=float, default=1e-5)
+    args = parser.parse_args()
+    make(args) if args.command == "make" else check(args)
+
+
+if __name__ == "__main__":
+    main()
