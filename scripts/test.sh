@@ -3,7 +3,8 @@
 # the fuzz corpora) through ctest; then builds again with AddressSanitizer
 # and UndefinedBehaviorSanitizer (build-asan/) and runs the tests again under
 # them, less those marked `UNSUPPORTED: sanitizers` (numeric matrices whose
-# code the other tests cover; they would take the pass past CI's budget).
+# code the other tests cover; they would take the pass past CI's budget;
+# families.test keeps one model per family there).
 # DITC_SKIP_SANITIZERS=1 skips the second pass.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
