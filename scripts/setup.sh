@@ -17,6 +17,8 @@ if [[ "${1:-}" != "--compiler-only" ]]; then
   # at ~2.6 GFLOP/s here; OpenBLAS takes over libblas.so.3 at ~78 GFLOP/s
   # per core, for dit-run and for the eager peer alike.
   packages+=(libtorch-dev libgloo-dev python3-torch libopenblas0-pthread)
+  # MP4 output (H.264 through libavcodec); ffprobe reads it back in tests.
+  packages+=(pkg-config libavcodec-dev libavformat-dev libavutil-dev libswscale-dev ffmpeg)
 fi
 
 missing=()

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Tiny AutoencoderKL snapshots and checks of dit-run's decode against the
-float64 transcription (autoencoder_kl.py). Standard library and NumPy only.
+"""Tiny VAE snapshots and checks of dit-run's decode against the float64
+transcriptions (autoencoder_kl.py for AutoencoderKL, autoencoder_kl_wan.py for
+AutoencoderKLWan and AutoencoderKLQwenImage). Standard library and NumPy
+only, plus ffprobe and ffmpeg for videos.
 
   vae_check.py make OUT --config CONFIG.json [--seed S] [--dtype f32|f16|bf16]
                [--shards N] [--break shape:NAME|missing:NAME|dtype:NAME|truncate]
@@ -8,12 +10,14 @@ float64 transcription (autoencoder_kl.py). Standard library and NumPy only.
       diffusers' names and shapes): a pipeline folder for --weights. --break
       spoils it on purpose: NAME stored with a wrong shape, left out, or as
       F64 (valid safetensors that dit-run refuses), or the file cut short.
-  vae_check.py check SNAPSHOT --latents L.npy --pixels P.npy --png OUT.png
-      Decodes L ([B, C, 1, H, W]) with the snapshot's VAE in float64 and prints
-      the largest error of P (dit-run --save-pixels) relative to the largest
-      reference value, then reads every PNG back (zlib, all five filters) and
-      checks its bytes are P converted as diffusers converts them, and within
-      one level of the float64 reference's bytes.
+  vae_check.py check SNAPSHOT --latents L.npy --pixels P.npy (--png OUT.png | --mp4 OUT.mp4)
+      Decodes L ([B, C, F, H, W]) with the snapshot's VAE in float64 as the
+      model's pipeline does and prints the largest error of P (dit-run
+      --save-pixels) relative to the largest reference value. Then reads every
+      PNG back (zlib, all five filters) and checks its bytes are P converted as
+      diffusers converts them, and within one level of the float64 reference's
+      bytes; or probes every MP4 (ffprobe: H.264, yuv420p, size, frame count,
+      frame rate) and decodes it back (ffmpeg) to compare with P's frames.
 """
 import argparse
 import json
@@ -24,7 +28,10 @@ import zlib
 
 import numpy as np
 
+import subprocess
+
 import autoencoder_kl as ref
+import autoencoder_kl_wan as ref_wan
 from snapshot import read_safetensors, write_weights
 
 
@@ -33,12 +40,13 @@ def make(args):
         config = json.load(f)
     rng = np.random.default_rng(args.seed)
     tensors = {}
-    for name, shape in sorted(ref.decoder_parameters(config).items()):
-        if len(shape) > 1:
+    module = ref_wan if config.get("_class_name") in ref_wan.CLASSES else ref
+    for name, shape in sorted(module.decoder_parameters(config).items()):
+        if name.endswith(".gamma") or (len(shape) == 1 and name.endswith(".weight")):
+            value = 1.0 + 0.1 * rng.standard_normal(shape)  # an RMS or group norm scale
+        elif len(shape) > 1:
             fan_in = int(np.prod(shape[1:]))
             value = rng.standard_normal(shape) / np.sqrt(fan_in)
-        elif name.endswith(".weight"):  # a GroupNorm scale
-            value = 1.0 + 0.1 * rng.standard_normal(shape)
         else:
             value = 0.1 * rng.standard_normal(shape)
         tensors[name] = value.astype(np.float32)
@@ -53,7 +61,8 @@ def make(args):
     vae = os.path.join(args.out, "vae")
     os.makedirs(vae, exist_ok=True)
     with open(os.path.join(args.out, "model_index.json"), "w") as f:
-        json.dump({"_class_name": "FluxPipeline", "vae": ["diffusers", "AutoencoderKL"]}, f)
+        json.dump({"_class_name": "DiffusionPipeline",
+                   "vae": ["diffusers", config.get("_class_name", "AutoencoderKL")]}, f)
     with open(os.path.join(vae, "config.json"), "w") as f:
         json.dump(config, f, indent=2)
     write_weights(vae, tensors, {"f32": "F32", "f16": "F16", "bf16": "BF16"}[args.dtype],
@@ -108,6 +117,40 @@ def read_png(path):
     return height, width, np.frombuffer(b"".join(rows), np.uint8).reshape(height, width, 3)
 
 
+def video_bytes(pixels):
+    """[B, 3, F, H, W] float pixels -> [B, F, H, W, 3] uint8, as export_to_video
+    takes the video processor's float frames: (x / 2 + 0.5).clamp(0, 1) in
+    float32, then (frame * 255).astype(uint8), which truncates."""
+    x = np.asarray(pixels, dtype=np.float32) / np.float32(2) + np.float32(0.5)
+    x = np.clip(x, 0, 1).transpose(0, 2, 3, 4, 1)
+    return (x * np.float32(255)).astype(np.uint8)
+
+
+def check_mp4(path, frames, expected_fps):
+    """Probes `path` and decodes it to RGB; prints one line; returns its frames."""
+    probe = json.loads(subprocess.run(
+        ["ffprobe", "-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries",
+         "stream=codec_name,pix_fmt,width,height,r_frame_rate,nb_read_frames", "-of", "json",
+         path], check=True, capture_output=True, text=True).stdout)["streams"][0]
+    width, height = probe["width"], probe["height"]
+    raw = subprocess.run(["ffmpeg", "-v", "error", "-i", path, "-f", "rawvideo", "-pix_fmt",
+                          "rgb24", "-"], check=True, capture_output=True).stdout
+    decoded = np.frombuffer(raw, np.uint8).reshape(-1, height, width, 3)
+    good = (probe["codec_name"] == "h264" and probe["pix_fmt"] == "yuv420p"
+            and int(probe["nb_read_frames"]) == frames.shape[0]
+            and decoded.shape == frames.shape and probe["r_frame_rate"] == f"{expected_fps}/1")
+    # 4:2:0 keeps chroma at half resolution, so a noisy (random-weight)
+    # video loses colour detail by design; the luma plane is kept whole, and
+    # its PSNR measures the encoder.
+    luma = np.array([0.299, 0.587, 0.114])
+    diff = (decoded.astype(float) - frames.astype(float)) @ luma if good else np.array([255.0])
+    psnr = 10 * np.log10(255.0 ** 2 / max((diff ** 2).mean(), 1e-12))
+    print(f"{os.path.basename(path)}: {probe['codec_name']} {probe['pix_fmt']} {width}x{height}, "
+          f"{probe['nb_read_frames']} frames at {probe['r_frame_rate']} fps, decoded back "
+          f"{psnr:.1f} dB luma PSNR against the pixels' conversion: "
+          f"{'ok' if good and psnr >= 30 else 'FAIL'}")
+
+
 def check(args):
     vae = os.path.join(args.snapshot, "vae")
     with open(os.path.join(vae, "config.json")) as f:
@@ -117,7 +160,10 @@ def check(args):
         if name.endswith(".safetensors"):
             weights.update(read_safetensors(os.path.join(vae, name)))
     latents = np.load(args.latents).astype(np.float64)
-    expected = ref.decode(config, weights, ref.denormalize(config, latents[:, :, 0]))
+    if config.get("_class_name") in ref_wan.CLASSES:
+        expected = ref_wan.pipeline_decode(config, weights, latents)
+    else:
+        expected = ref.decode(config, weights, ref.denormalize(config, latents[:, :, 0]))
     pixels = np.load(args.pixels)
     print(f"pixels: {list(pixels.shape)}, reference {list(expected.shape)}")
     if pixels.shape != expected.shape:
@@ -125,10 +171,16 @@ def check(args):
     err = np.abs(pixels - expected).max() / np.abs(expected).max()
     verdict = "ok" if err <= args.tolerance else f"ABOVE {args.tolerance}"
     print(f"max relative error {err:.2e}: {verdict}")
+    output = args.png or args.mp4
+    stem, ext = output[:-4], output[-4:]
+    if args.mp4:
+        own = video_bytes(pixels)
+        for b in range(pixels.shape[0]):
+            check_mp4(output if b == 0 else f"{stem}-{b}{ext}", own[b], args.fps)
+        return
     own, reference = ref.to_bytes(pixels), ref.to_bytes(expected)
-    stem = args.png[:-4]
     for b in range(pixels.shape[0]):
-        path = args.png if b == 0 else f"{stem}-{b}.png"
+        path = output if b == 0 else f"{stem}-{b}{ext}"
         height, width, image = read_png(path)
         exact = np.array_equal(image, own[b])
         off = int(np.abs(image.astype(int) - reference[b].astype(int)).max())
@@ -151,7 +203,10 @@ def main():
     c.add_argument("snapshot")
     c.add_argument("--latents", required=True)
     c.add_argument("--pixels", required=True)
-    c.add_argument("--png", required=True)
+    out = c.add_mutually_exclusive_group(required=True)
+    out.add_argument("--png")
+    out.add_argument("--mp4")
+    c.add_argument("--fps", type=int, default=16)
     c.add_argument("--tolerance", type=float, default=1e-5)
     args = parser.parse_args()
     make(args) if args.command == "make" else check(args)

@@ -1,10 +1,14 @@
-//===- VaeTest.cpp - AutoencoderKL config, parameters and PNG output ------===//
+//===- VaeTest.cpp - VAE configs, parameters, PNG and MP4 output ----------===//
+#include "ditc/Runtime/IO/Mp4.h"
 #include "ditc/Runtime/IO/Png.h"
 #include "ditc/Runtime/Vae/AutoencoderKL.h"
+#include "ditc/Runtime/Vae/AutoencoderKLWan.h"
+#include "ditc/Runtime/Vae/VaeModel.h"
 #include "ditc/Support/BadInput.h"
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <limits>
 #include <set>
 
@@ -23,6 +27,14 @@ nlohmann::json tinyConfig() {
           {"use_post_quant_conv", false},
           {"scaling_factor", 0.5},
           {"shift_factor", 0.25}};
+}
+
+/// The parameters' names, each expected once.
+std::set<std::string> uniqueNames(const std::vector<VaeParameter> &params) {
+  std::set<std::string> names;
+  for (const VaeParameter &p : params)
+    EXPECT_TRUE(names.insert(p.name).second) << p.name;
+  return names;
 }
 
 TEST(Png, ConvertsAsDiffusersImageProcessor) {
@@ -46,17 +58,15 @@ TEST(Png, WritesSignatureHeaderAndEnd) {
   EXPECT_EQ(png.substr(12, 4), "IHDR");
   EXPECT_EQ(png.substr(png.size() - 8, 4), "IEND");
   EXPECT_THROW(encodePngRgb8(2, 3, std::vector<uint8_t>(17)), std::invalid_argument);
-  EXPECT_EQ(batchImagePath("a/out.png", 0), "a/out.png");
-  EXPECT_EQ(batchImagePath("a/out.png", 2), "a/out-2.png");
+  EXPECT_EQ(batchItemPath("a/out.png", 0), "a/out.png");
+  EXPECT_EQ(batchItemPath("a/out.png", 2), "a/out-2.png");
+  EXPECT_EQ(batchItemPath("a/out.mp4", 11), "a/out-11.mp4");
 }
 
 TEST(AutoencoderKL, ListsEveryDecoderParameterOnce) {
   AutoencoderKLConfig config = parseAutoencoderKLConfig(tinyConfig(), "vae/config.json");
   EXPECT_EQ(config.spatialCompression(), 2);
-  std::vector<VaeParameter> params = autoencoderKLDecoderParameters(config);
-  std::set<std::string> names;
-  for (const VaeParameter &p : params)
-    EXPECT_TRUE(names.insert(p.name).second) << p.name;
+  std::set<std::string> names = uniqueNames(autoencoderKLDecoderParameters(config));
   EXPECT_EQ(names.count("post_quant_conv.weight"), 0u);
   EXPECT_EQ(names.count("decoder.mid_block.attentions.0.to_out.0.weight"), 1u);
   // Up block 1 narrows 16 -> 8 channels: its first resnet has a shortcut.
@@ -78,15 +88,20 @@ TEST(AutoencoderKL, DecodesSeededWeightsToTheCompressedSize) {
   EXPECT_TRUE(at::isfinite(pixels).all().item<bool>());
 }
 
+/// Expects `parse(config)` to throw BadInput whose message holds `needle`.
+template <typename Parse>
+void expectRefused(Parse parse, const nlohmann::json &config, const std::string &needle) {
+  try {
+    parse(config, "vae/config.json");
+    ADD_FAILURE() << "accepted " << config.dump();
+  } catch (const BadInput &error) {
+    EXPECT_NE(std::string(error.what()).find(needle), std::string::npos) << error.what();
+  }
+}
+
 TEST(AutoencoderKL, RefusesImpossibleConfigsNamingTheField) {
-  auto refuses = [](nlohmann::json config, const std::string &needle) {
-    try {
-      parseAutoencoderKLConfig(config, "vae/config.json");
-      ADD_FAILURE() << "accepted " << config.dump();
-    } catch (const BadInput &error) {
-      EXPECT_NE(std::string(error.what()).find(needle), std::string::npos)
-          << error.what();
-    }
+  auto refuses = [](const nlohmann::json &config, const std::string &needle) {
+    expectRefused(parseAutoencoderKLConfig, config, needle);
   };
   nlohmann::json c = tinyConfig();
   c["norm_num_groups"] = 3;
@@ -109,6 +124,129 @@ TEST(AutoencoderKL, RefusesImpossibleConfigsNamingTheField) {
   c = tinyConfig();
   c["scaling_factor"] = 0.0;
   refuses(c, "scaling_factor");
+}
+
+nlohmann::json tinyWanConfig() {
+  return {{"_class_name", "AutoencoderKLWan"},
+          {"base_dim", 8},
+          {"z_dim", 4},
+          {"dim_mult", {1, 2, 4, 4}},
+          {"num_res_blocks", 1},
+          {"temperal_downsample", {false, true, true}},
+          {"latents_mean", {0.5, 0.0, 0.0, -0.5}},
+          {"latents_std", {2.0, 1.0, 1.0, 0.5}}};
+}
+
+/// The bundled config of a real model's VAE (models/<name>/vae/config.json).
+nlohmann::json bundledVaeConfig(const std::string &model) {
+  std::ifstream in(std::string(DITC_SOURCE_DIR) + "/models/" + model + "/vae/config.json");
+  return nlohmann::json::parse(in);
+}
+
+TEST(AutoencoderKLWan, ListsEveryDecoderParameterOnce) {
+  WanVaeConfig config = parseWanVaeConfig(tinyWanConfig(), "vae/config.json");
+  std::set<std::string> names = uniqueNames(wanVaeDecoderParameters(config));
+  // Up blocks 0 and 1 double the frames (temperal_downsample reversed),
+  // block 2 upsamples in space only, block 3 not at all.
+  EXPECT_EQ(names.count("decoder.up_blocks.0.upsamplers.0.time_conv.weight"), 1u);
+  EXPECT_EQ(names.count("decoder.up_blocks.1.upsamplers.0.time_conv.weight"), 1u);
+  EXPECT_EQ(names.count("decoder.up_blocks.2.upsamplers.0.time_conv.weight"), 0u);
+  EXPECT_EQ(names.count("decoder.up_blocks.2.upsamplers.0.resample.1.weight"), 1u);
+  EXPECT_EQ(names.count("decoder.up_blocks.3.upsamplers.0.resample.1.weight"), 0u);
+  // Wan 2.1 halves the channels at each resample: block 1 takes 16 of 32.
+  EXPECT_EQ(names.count("decoder.up_blocks.1.resnets.0.conv_shortcut.weight"), 1u);
+  EXPECT_EQ(config.spatialCompression(), 8);
+  EXPECT_EQ(config.pixelFrames(21), 81);
+  EXPECT_EQ(config.pixelFrames(1), 1);
+}
+
+TEST(AutoencoderKLWan, ReadsTheBundledRealConfigs) {
+  // Wan 2.2 TI2V-5B: 48 latent channels, patch 2, 16x spatial compression.
+  WanVaeConfig ti2v =
+      parseWanVaeConfig(bundledVaeConfig("wan2.2-ti2v-5b"), "wan2.2-ti2v-5b/vae/config.json");
+  EXPECT_EQ(ti2v.zDim, 48);
+  EXPECT_TRUE(ti2v.residual);
+  EXPECT_EQ(ti2v.patchSize, 2);
+  EXPECT_EQ(ti2v.pixelChannels(), 3);
+  EXPECT_EQ(ti2v.spatialCompression(), 16);
+  std::set<std::string> names = uniqueNames(wanVaeDecoderParameters(ti2v));
+  EXPECT_EQ(names.count("decoder.up_blocks.0.upsampler.time_conv.weight"), 1u);
+  EXPECT_EQ(names.count("decoder.up_blocks.0.upsamplers.0.time_conv.weight"), 0u);
+  VaeModel qwen = VaeModel::fromConfig(bundledVaeConfig("qwen-image"), "qwen/vae/config.json",
+                                       "qwen");
+  EXPECT_FALSE(qwen.decodesVideo());
+  EXPECT_EQ(qwen.latentChannels(), 16);
+  EXPECT_EQ(qwen.spatialCompression(), 8);
+  VaeModel wan = VaeModel::fromConfig(bundledVaeConfig("wan2.1-t2v-1.3b"), "wan/vae/config.json",
+                                      "wan");
+  EXPECT_TRUE(wan.decodesVideo());
+  EXPECT_EQ(wan.pixelFrames(21), 81);
+  // 81 frames of 480x832 hold 81 x 3 x 480 x 832 float32 pixels at least;
+  // the chunked decode never holds all 81 frames of its widest full-size
+  // activation (up block 2's 192 channels after the upsample), which a
+  // whole-video decode would.
+  int64_t peak = wan.decodePeakBytes(1, 21, 60, 104);
+  EXPECT_GT(peak, int64_t(81) * 3 * 480 * 832 * 4);
+  EXPECT_LT(peak, int64_t(81) * 192 * 480 * 832 * 4);
+}
+
+TEST(AutoencoderKLWan, DecodesSeededWeightsToTheVideoSize) {
+  VaeModel vae = VaeModel::fromConfig(tinyWanConfig(), "vae/config.json", "wan");
+  VaeParameters params = seededVaeParameters(vae.parameters(), 7);
+  at::Tensor pixels = vae.decode(params, at::randn({1, 4, 2, 3, 5}));
+  EXPECT_EQ(pixels.sizes().vec(), (std::vector<int64_t>{1, 3, 5, 24, 40}));
+  EXPECT_TRUE(at::isfinite(pixels).all().item<bool>());
+  EXPECT_LE(pixels.abs().max().item<float>(), 1.0f); // clamped as diffusers does
+}
+
+TEST(AutoencoderKLWan, RefusesImpossibleConfigsNamingTheField) {
+  auto refuses = [](const nlohmann::json &config, const std::string &needle) {
+    expectRefused(parseWanVaeConfig, config, needle);
+  };
+  nlohmann::json c = tinyWanConfig();
+  c["latents_std"][2] = -1.0;
+  refuses(c, "latents_std[2]");
+  c = tinyWanConfig();
+  c["latents_mean"] = {0.0, 0.0};
+  refuses(c, "expected a list of 4 finite numbers");
+  c = tinyWanConfig();
+  c["temperal_downsample"] = {false, "yes", true};
+  refuses(c, "temperal_downsample[1]");
+  c = tinyWanConfig();
+  c["dim_mult"] = {1, 2, 4, 100000};
+  refuses(c, "dim_mult");
+  c = tinyWanConfig();
+  c["is_residual"] = true;
+  c["out_channels"] = 12;
+  c["patch_size"] = 3;
+  refuses(c, "patch_size^2 = 9 does not divide");
+  c = tinyWanConfig();
+  c["base_dim"] = 1; // Wan 2.1's resample halves its block's 3 channels
+  c["dim_mult"] = {1, 3, 3, 3};
+  refuses(c, "cannot halve");
+  c = tinyWanConfig();
+  c["_class_name"] = "AutoencoderKLHunyuanVideo";
+  refuses(c, "_class_name");
+  // VaeModel names the unsupported class and the family.
+  expectRefused([](const nlohmann::json &config,
+                   const std::string &path) { VaeModel::fromConfig(config, path, "hunyuanvideo"); },
+                c, "'AutoencoderKLHunyuanVideo' (model family hunyuanvideo) is not supported yet");
+}
+
+TEST(Mp4, ConvertsAsExportToVideoAndWritesAnMp4) {
+  EXPECT_EQ(videoPixelToByte(-1.0f), 0);
+  EXPECT_EQ(videoPixelToByte(1.0f), 255);
+  // export_to_video truncates: 0 gives 127.5, stored as 127.
+  EXPECT_EQ(videoPixelToByte(0.0f), 127);
+  EXPECT_EQ(videoPixelToByte(std::numeric_limits<float>::quiet_NaN()), 0);
+  std::vector<float> pixels(3 * 2 * 16 * 16, 0.25f);
+  std::string mp4 = encodePixelsAsMp4(pixels.data(), 2, 16, 16, 16);
+  ASSERT_GT(mp4.size(), 16u);
+  EXPECT_EQ(mp4.substr(4, 4), "ftyp");
+  EXPECT_NE(mp4.find("moov"), std::string::npos);
+  EXPECT_NE(mp4.find("avc1"), std::string::npos);
+  EXPECT_THROW(encodePixelsAsMp4(pixels.data(), 2, 15, 16, 16), BadInput);
+  EXPECT_THROW(encodePixelsAsMp4(pixels.data(), 0, 16, 16, 16), BadInput);
 }
 
 } // namespace

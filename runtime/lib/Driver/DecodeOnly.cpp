@@ -4,9 +4,10 @@
 #include "ditc/Runtime/Driver/MemoryCheck.h"
 #include "ditc/Runtime/IO/Npy.h"
 #include "ditc/Runtime/IO/OutputPolicy.h"
+#include "ditc/Runtime/IO/Mp4.h"
 #include "ditc/Runtime/IO/Png.h"
 #include "ditc/Runtime/Plan/Manifest.h"
-#include "ditc/Runtime/Vae/AutoencoderKL.h"
+#include "ditc/Runtime/Vae/VaeModel.h"
 #include "ditc/Support/BadInput.h"
 #include "ditc/Support/JsonFile.h"
 
@@ -40,17 +41,11 @@ std::string vaeFolder(const std::string &weights) {
   return folder;
 }
 
-/// Peak bytes of the decode: the widest activation at full resolution (the
-/// last up block's), held as input, output and one temporary per resnet.
-int64_t decodePeakBytes(const AutoencoderKLConfig &config, int64_t batch,
-                        int64_t height, int64_t width) {
-  int64_t s = config.spatialCompression();
-  int64_t widest = 0;
-  for (int64_t c : config.blockOutChannels)
-    widest = std::max(widest, c);
-  long double pixels = (long double)batch * height * s * width * s;
-  long double bytes = pixels * (long double)widest * 4.0L * 4.0L;
-  return bytes > 9e18L ? INT64_MAX : int64_t(bytes);
+/// The frame rate of a family's videos: diffusers' Wan examples export at
+/// 16 fps (Wan 2.1 and 2.2 are trained at 16).
+int videoFrameRate(const std::string &family) {
+  (void)family; // Wan is the only video family whose VAE dit-run decodes.
+  return 16;
 }
 
 } // namespace
@@ -58,14 +53,15 @@ int64_t decodePeakBytes(const AutoencoderKLConfig &config, int64_t batch,
 void runDecodeOnly(const DecodeOptions &options) {
   if (options.latents.empty())
     throw BadInput("--decode-only needs --latents L.npy: the latents to decode, "
-                   "[B, C, 1, H, W] as dit-run --output writes them");
+                   "[B, C, F, H, W] as dit-run --output writes them");
   if (options.weights.empty())
     throw BadInput("--decode-only needs --weights SNAPSHOT: a diffusers pipeline "
                    "folder whose vae/ holds the VAE's config.json and weights");
-  if (!endsWith(options.output, ".png"))
+  bool video = endsWith(options.output, ".mp4");
+  if (!video && !endsWith(options.output, ".png"))
     throw BadInput("--output '" + options.output.substr(0, 200) +
-                   "' does not end in .png; --decode-only writes one PNG per "
-                   "batch item (OUT.png, OUT-1.png, ...)");
+                   "' does not end in .png or .mp4; --decode-only writes one PNG "
+                   "(pictures) or MP4 (videos) per batch item (OUT.png, OUT-1.png, ...)");
   if (!options.savePixels.empty() && !endsWith(options.savePixels, ".npy"))
     throw BadInput("--save-pixels '" + options.savePixels.substr(0, 200) +
                    "' does not end in .npy");
@@ -73,39 +69,34 @@ void runDecodeOnly(const DecodeOptions &options) {
   Manifest manifest = loadManifest(options.planDir);
   std::string folder = vaeFolder(options.weights);
   nlohmann::json configJson = JsonObject::parseFile(folder + "/config.json");
-  std::string className = configJson.is_object() && configJson.contains("_class_name") &&
-                                  configJson["_class_name"].is_string()
-                              ? configJson["_class_name"].get<std::string>()
-                              : "";
-  if (className != "AutoencoderKL")
-    throw BadInput(folder + "/config.json: the VAE class '" + className.substr(0, 100) +
-                   "' (model family " + manifest.family +
-                   ") is not supported yet; dit-run decodes AutoencoderKL (FLUX.1, "
-                   "SD3/3.5). Write latents (--output OUT.npy) and decode them elsewhere");
-  AutoencoderKLConfig config =
-      parseAutoencoderKLConfig(configJson, folder + "/config.json");
-  if (config.outChannels != 3)
-    throw BadInput(config.path + ": field 'out_channels' is " +
-                   std::to_string(config.outChannels) +
-                   "; a PNG needs 3 (RGB) channels");
+  VaeModel vae = VaeModel::fromConfig(configJson, folder + "/config.json", manifest.family);
 
   NpyArray latents = readNpy(options.latents);
   const auto &shape = latents.shape;
-  if (shape.size() != 5 || shape[1] != config.latentChannels || shape[2] != 1 ||
-      shape[0] < 1 || shape[3] < 1 || shape[4] < 1)
+  int64_t channels = vae.latentChannels();
+  if (shape.size() != 5 || shape[1] != channels || shape[0] < 1 || shape[2] < 1 ||
+      shape[3] < 1 || shape[4] < 1 || (!vae.decodesVideo() && shape[2] != 1))
     throw BadInput(options.latents + ": latents of shape " + describeShape(shape) +
-                   "; the VAE (" + config.path + ") decodes [B, " +
-                   std::to_string(config.latentChannels) +
-                   ", 1, H, W] (latent_channels " + std::to_string(config.latentChannels) +
-                   ", one frame)");
-  if (manifest.latentChannels != config.latentChannels)
-    throw BadInput(config.path + ": latent_channels " +
-                   std::to_string(config.latentChannels) + " differs from the plan's " +
+                   "; the VAE (" + vae.configPath() + ", " + vae.className() +
+                   ") decodes [B, " + std::to_string(channels) +
+                   (vae.decodesVideo() ? ", F, H, W] (z_dim " : ", 1, H, W] (latent channels ") +
+                   std::to_string(channels) + (vae.decodesVideo() ? ")" : ", one frame)"));
+  if (manifest.latentChannels != channels)
+    throw BadInput(vae.configPath() + ": " + std::to_string(channels) +
+                   " latent channels differ from the plan's " +
                    std::to_string(manifest.latentChannels) + " (" + manifest.path + ")");
-  int64_t batch = shape[0], height = shape[3], width = shape[4];
+  int64_t batch = shape[0], frames = shape[2], height = shape[3], width = shape[4];
+  int64_t pixelFrames = vae.pixelFrames(frames);
+  if (video && !vae.decodesVideo())
+    throw BadInput("--output '" + options.output.substr(0, 200) + "': " + vae.className() +
+                   " decodes pictures; write them as .png");
+  if (!video && pixelFrames != 1)
+    throw BadInput("--output '" + options.output.substr(0, 200) + "': " +
+                   std::to_string(frames) + " latent frames decode to " +
+                   std::to_string(pixelFrames) + " frames of video; write them as .mp4");
 
   if (options.memoryCheck) {
-    int64_t need = decodePeakBytes(config, batch, height, width);
+    int64_t need = vae.decodePeakBytes(batch, frames, height, width);
     if (std::optional<MemoryLimit> limit = hostMemoryAvailable())
       if (need > limit->bytes)
         throw BadInput("decoding " + options.latents + " " + describeShape(shape) +
@@ -119,43 +110,51 @@ void runDecodeOnly(const DecodeOptions &options) {
   policy.readsInput("--latents", options.latents);
   policy.readsInput("--weights", options.weights);
   for (int64_t b = 0; b < batch; ++b)
-    policy.claimOutput("--output", batchImagePath(options.output, b));
+    policy.claimOutput("--output", batchItemPath(options.output, b));
   if (!options.savePixels.empty())
     policy.claimOutput("--save-pixels", options.savePixels);
 
   checkpoint::TransformerWeights weights(folder, "vae");
-  VaeParameters params =
-      loadVaeParameters(autoencoderKLDecoderParameters(config), weights);
+  VaeParameters params = loadVaeParameters(vae.parameters(), weights);
 
-  at::Tensor z = at::from_blob(latents.data.data(), {batch, shape[1], height, width},
+  at::Tensor z = at::from_blob(latents.data.data(), {batch, channels, frames, height, width},
                                at::kFloat);
   DecodeWork work;
   auto started = std::chrono::steady_clock::now();
-  at::Tensor pixels =
-      decodeAutoencoderKL(config, params, denormalizeLatents(config, z), &work)
-          .contiguous();
+  at::Tensor pixels = vae.decode(params, z, &work).contiguous(); // [B, 3, F, H, W]
   double ms = std::chrono::duration<double, std::milli>(
                   std::chrono::steady_clock::now() - started)
                   .count();
 
   StagedOutputs staged;
-  int64_t outH = pixels.size(2), outW = pixels.size(3);
-  if (!options.savePixels.empty())
-    staged.stage(options.savePixels,
-                 encodeNpy(pixels.sizes().vec(), pixels.data_ptr<float>()));
+  int64_t outH = pixels.size(3), outW = pixels.size(4);
+  if (!options.savePixels.empty()) {
+    // Pictures as [B, 3, H, W], videos as [B, 3, F, H, W].
+    std::vector<int64_t> saved = pixels.sizes().vec();
+    if (!vae.decodesVideo())
+      saved.erase(saved.begin() + 2);
+    staged.stage(options.savePixels, encodeNpy(saved, pixels.data_ptr<float>()));
+  }
   const float *data = pixels.data_ptr<float>();
+  int64_t item = 3 * pixelFrames * outH * outW;
+  int fps = videoFrameRate(manifest.family);
   for (int64_t b = 0; b < batch; ++b)
-    staged.stage(batchImagePath(options.output, b),
-                 encodePixelsAsPng(data + b * 3 * outH * outW, outH, outW));
+    staged.stage(batchItemPath(options.output, b),
+                 video ? encodePixelsAsMp4(data + b * item, pixelFrames, outH, outW, fps)
+                       : encodePixelsAsPng(data + b * item, outH, outW));
   staged.commit();
   // One line for people and benchmarks (bench/vae_decode.py reads it).
+  std::string what = video ? std::to_string(batch) + " video" + (batch == 1 ? "" : "s") +
+                                 " of " + std::to_string(pixelFrames) + " frames at " +
+                                 std::to_string(fps) + " fps"
+                           : std::to_string(batch) + " image" + (batch == 1 ? "" : "s");
   std::fprintf(stderr,
-               "dit-run: decoded %s with %s to %lld image%s of %lldx%lld in %.1f ms "
+               "dit-run: decoded %s with %s to %s of %lldx%lld in %.1f ms "
                "(%.3f GFLOP, %.2f GFLOP/s; convolutions %.3f GFLOP; %d threads)\n",
-               describeShape(shape).c_str(), "AutoencoderKL", (long long)batch,
-               batch == 1 ? "" : "s", (long long)outW, (long long)outH, ms,
-               work.flops() / 1e9, work.flops() / 1e6 / std::max(ms, 1e-3),
-               work.convolutionFlops / 1e9, at::get_num_threads());
+               describeShape(shape).c_str(), vae.className().c_str(), what.c_str(),
+               (long long)outW, (long long)outH, ms, work.flops() / 1e9,
+               work.flops() / 1e6 / std::max(ms, 1e-3), work.convolutionFlops / 1e9,
+               at::get_num_threads());
 }
 
 } // namespace ditc::runtime

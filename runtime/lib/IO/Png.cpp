@@ -32,16 +32,17 @@ void appendChunk(std::string &out, const char type[4], const std::string &data) 
 
 } // namespace
 
-uint8_t pixelToByte(float x) {
-  // diffusers: (x / 2 + 0.5).clamp(0, 1), then (x * 255).round() in NumPy,
-  // which rounds half to even; nearbyint does the same in the default
-  // rounding mode. NaN (a diverged decode) becomes 0 rather than undefined.
+float pixelToUnit(float x) {
   float unit = x / 2.0f + 0.5f;
   if (!(unit > 0.0f))
-    unit = 0.0f;
-  if (unit > 1.0f)
-    unit = 1.0f;
-  return uint8_t(std::nearbyint(unit * 255.0f));
+    return 0.0f;
+  return unit > 1.0f ? 1.0f : unit;
+}
+
+uint8_t pixelToByte(float x) {
+  // diffusers: (x * 255).round() in NumPy, which rounds half to even;
+  // nearbyint does the same in the default rounding mode.
+  return uint8_t(std::nearbyint(pixelToUnit(x) * 255.0f));
 }
 
 std::string encodePngRgb8(int64_t height, int64_t width,
@@ -88,11 +89,13 @@ std::string encodePixelsAsPng(const float *chw, int64_t height, int64_t width) {
   return encodePngRgb8(height, width, rgb);
 }
 
-std::string batchImagePath(const std::string &output, int64_t index) {
+std::string batchItemPath(const std::string &output, int64_t index) {
   if (index == 0)
     return output;
-  // OUT.png -> OUT-<index>.png; the extension was checked to be .png.
-  return output.substr(0, output.size() - 4) + "-" + std::to_string(index) + ".png";
+  // OUT.png -> OUT-<index>.png, OUT.mp4 -> OUT-<index>.mp4: the caller
+  // checked the extension (four characters with its dot).
+  size_t stem = output.size() >= 4 ? output.size() - 4 : 0;
+  return output.substr(0, stem) + "-" + std::to_string(index) + output.substr(stem);
 }
 
 } // namespace ditc::runtime

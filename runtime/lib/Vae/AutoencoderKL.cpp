@@ -1,11 +1,8 @@
 //===- AutoencoderKL.cpp - diffusers' AutoencoderKL decoder ---------------===//
 #include "ditc/Runtime/Vae/AutoencoderKL.h"
-#include "ditc/Checkpoint/Snapshot.h"
-#include "ditc/Runtime/IO/Initializer.h"
-#include "ditc/Runtime/Plan/Manifest.h"
+#include "ditc/Runtime/Vae/Attention.h"
 #include "ditc/Support/BadInput.h"
 #include "ditc/Support/JsonFile.h"
-#include "ditc/Support/Utf8.h"
 
 #include <cmath>
 
@@ -116,11 +113,8 @@ private:
     return shortcut + h;
   }
   /// One head as wide as the channels (diffusers' attention_head_dim is
-  /// block_out_channels[-1]), over every pixel of the latent image; the
-  /// softmax is computed a block of query rows at a time, so the score
-  /// matrix never holds more than kQueryRows x pixels values.
+  /// block_out_channels[-1]), over every pixel of the latent image.
   at::Tensor attention(const std::string &name, const at::Tensor &x) const {
-    static constexpr int64_t kQueryRows = 1024;
     int64_t batch = x.size(0), channels = x.size(1);
     at::Tensor h = groupNorm(name + ".group_norm", x)
                        .reshape({batch, channels, -1})
@@ -128,19 +122,12 @@ private:
     at::Tensor q = at::linear(h, param(name + ".to_q.weight"), param(name + ".to_q.bias"));
     at::Tensor k = at::linear(h, param(name + ".to_k.weight"), param(name + ".to_k.bias"));
     at::Tensor v = at::linear(h, param(name + ".to_v.weight"), param(name + ".to_v.bias"));
-    at::Tensor kT = k.transpose(1, 2).contiguous();
-    double scale = 1.0 / std::sqrt(double(channels));
     int64_t pixels = q.size(1);
-    // Four C x C projections and the two pixels x pixels x C products.
-    work.attentionFlops += 2.0 * double(batch) * double(pixels) * double(channels) *
-                           (4.0 * double(channels) + 2.0 * double(pixels));
-    std::vector<at::Tensor> rows;
-    for (int64_t begin = 0; begin < pixels; begin += kQueryRows) {
-      int64_t count = std::min(kQueryRows, pixels - begin);
-      at::Tensor scores = at::matmul(q.narrow(1, begin, count), kT).mul_(scale);
-      rows.push_back(at::matmul(at::softmax(scores, -1), v));
-    }
-    at::Tensor out = at::linear(at::cat(rows, 1), param(name + ".to_out.0.weight"),
+    // Four C x C projections; pixelAttention counts the score products.
+    work.attentionFlops +=
+        2.0 * double(batch) * double(pixels) * double(channels) * 4.0 * double(channels);
+    at::Tensor attended = pixelAttention(q, k, v, work);
+    at::Tensor out = at::linear(attended, param(name + ".to_out.0.weight"),
                                 param(name + ".to_out.0.bias"));
     return out.transpose(1, 2).reshape(x.sizes()) + x;
   }
@@ -233,49 +220,6 @@ autoencoderKLDecoderParameters(const AutoencoderKLConfig &config) {
   list.norm("decoder.conv_norm_out", narrowest);
   list.conv("decoder.conv_out", config.outChannels, narrowest, 3);
   return list.list;
-}
-
-VaeParameters loadVaeParameters(const std::vector<VaeParameter> &wanted,
-                                const checkpoint::TransformerWeights &weights) {
-  VaeParameters out;
-  for (const VaeParameter &param : wanted) {
-    checkpoint::TensorLocation where = weights.locate(param.name);
-    if (where.tensor->shape != param.shape)
-      badFile(escapeInvalidUtf8(where.file->path()),
-              "tensor '" + param.name + "' has shape " +
-                  formatShape(where.tensor->shape) + " (" +
-                  checkpoint::storedTypeName(where.tensor->type) +
-                  "); the VAE's config.json (" +
-                  escapeInvalidUtf8(weights.configPath()) + ") gives it shape " +
-                  formatShape(param.shape));
-    at::Tensor tensor = at::empty(param.shape, at::kFloat);
-    checkpoint::readSpans(where, {{0, tensor.numel()}}, tensor.data_ptr<float>());
-    if (!at::isfinite(tensor).all().item<bool>())
-      badFile(escapeInvalidUtf8(where.file->path()),
-              "tensor '" + param.name + "' holds a NaN or infinite value");
-    out.emplace(param.name, std::move(tensor));
-  }
-  return out;
-}
-
-VaeParameters seededVaeParameters(const std::vector<VaeParameter> &wanted,
-                                  uint64_t seed) {
-  VaeParameters out;
-  for (const VaeParameter &param : wanted) {
-    at::Tensor draw = drawNormal(int64_t(seed), "vae." + param.name, param.shape);
-    if (param.shape.size() > 1) {
-      int64_t fanIn = draw.numel() / param.shape[0];
-      draw.mul_(1.0 / std::sqrt(double(fanIn)));
-    } else {
-      bool scale = param.name.size() >= 7 &&
-                   param.name.compare(param.name.size() - 7, 7, ".weight") == 0;
-      draw.mul_(0.1);
-      if (scale)
-        draw.add_(1.0);
-    }
-    out.emplace(param.name, std::move(draw));
-  }
-  return out;
 }
 
 at::Tensor denormalizeLatents(const AutoencoderKLConfig &config,

@@ -17,6 +17,10 @@
 
 namespace ditc::runtime {
 
+/// diffusers' (x / 2 + 0.5).clamp(0, 1) for a pixel value `x` in the VAE's
+/// [-1, 1] range; NaN (a diverged decode) becomes 0 rather than undefined.
+float pixelToUnit(float x);
+
 /// The 8-bit value diffusers' image processor gives the pixel value `x`
 /// (in the VAE's [-1, 1] range).
 uint8_t pixelToByte(float x);
@@ -30,9 +34,9 @@ std::string encodePngRgb8(int64_t height, int64_t width,
 /// (one batch item of the decode), converted with pixelToByte.
 std::string encodePixelsAsPng(const float *chw, int64_t height, int64_t width);
 
-/// The file batch item `index` of `--output OUT.png` goes to: OUT.png for
-/// the first, OUT-1.png, OUT-2.png, ... for the others.
-std::string batchImagePath(const std::string &output, int64_t index);
+/// The file batch item `index` of `--output OUT.png` (or OUT.mp4) goes to:
+/// OUT.png for the first, OUT-1.png, OUT-2.png, ... for the others.
+std::string batchItemPath(const std::string &output, int64_t index);
 
 } // namespace ditc::runtime
 

@@ -13,17 +13,14 @@
 #ifndef DITC_RUNTIME_VAE_AUTOENCODERKL_H
 #define DITC_RUNTIME_VAE_AUTOENCODERKL_H
 
+#include "ditc/Runtime/Vae/Parameters.h"
+
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <vector>
-
-namespace ditc::checkpoint {
-class TransformerWeights;
-}
 
 namespace ditc::runtime {
 
@@ -47,43 +44,14 @@ struct AutoencoderKLConfig {
 AutoencoderKLConfig parseAutoencoderKLConfig(const nlohmann::json &config,
                                              const std::string &path);
 
-/// One decoder parameter under its diffusers name, with its shape.
-struct VaeParameter {
-  std::string name;
-  std::vector<int64_t> shape;
-};
-
 /// Every parameter the decode reads, in execution order.
 std::vector<VaeParameter>
 autoencoderKLDecoderParameters(const AutoencoderKLConfig &config);
-
-/// The decoder's parameters as float32 tensors, by name.
-using VaeParameters = std::map<std::string, at::Tensor>;
-
-/// Reads every parameter of `config` from a vae folder's weights (F32, F16
-/// or BF16, widened to float32). Throws BadInput naming the weights file
-/// and the tensor when one is missing or has another shape.
-VaeParameters loadVaeParameters(const std::vector<VaeParameter> &wanted,
-                                const checkpoint::TransformerWeights &weights);
-
-/// Draws every parameter from `seed`: normal values scaled by 1/sqrt(fan-in)
-/// for weights, small normal values for biases, GroupNorm scales near 1, so
-/// that a decode of random weights stays finite (the quick start's picture).
-VaeParameters seededVaeParameters(const std::vector<VaeParameter> &wanted,
-                                  uint64_t seed);
 
 /// The latents a FLUX or SD3 pipeline hands the VAE:
 /// latents / scaling_factor + shift_factor, in float32.
 at::Tensor denormalizeLatents(const AutoencoderKLConfig &config,
                               const at::Tensor &latents);
-
-/// What one decode computed: multiply-adds counted as 2 FLOPs, in the
-/// convolutions and in the mid block's attention (its projections and its
-/// two score products); norms and activations are left out.
-struct DecodeWork {
-  double convolutionFlops = 0, attentionFlops = 0;
-  double flops() const { return convolutionFlops + attentionFlops; }
-};
 
 /// AutoencoderKL.decode on `latents` [B, latent_channels, H, W] (already
 /// denormalized): pixels [B, out_channels, H * s, W * s] in float32, where s

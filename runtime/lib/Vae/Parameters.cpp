@@ -1,0 +1,65 @@
+//===- Parameters.cpp - VAE parameters under diffusers' names -------------===//
+#include "ditc/Runtime/Vae/Parameters.h"
+#include "ditc/Checkpoint/Snapshot.h"
+#include "ditc/Runtime/IO/Initializer.h"
+#include "ditc/Runtime/Plan/Manifest.h"
+#include "ditc/Support/BadInput.h"
+#include "ditc/Support/Utf8.h"
+
+#include <cmath>
+
+namespace ditc::runtime {
+
+namespace {
+
+bool endsWith(const std::string &text, const std::string &suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+} // namespace
+
+VaeParameters loadVaeParameters(const std::vector<VaeParameter> &wanted,
+                                const checkpoint::TransformerWeights &weights) {
+  VaeParameters out;
+  for (const VaeParameter &param : wanted) {
+    checkpoint::TensorLocation where = weights.locate(param.name);
+    if (where.tensor->shape != param.shape)
+      badFile(escapeInvalidUtf8(where.file->path()),
+              "tensor '" + param.name + "' has shape " +
+                  formatShape(where.tensor->shape) + " (" +
+                  checkpoint::storedTypeName(where.tensor->type) +
+                  "); the VAE's config.json (" +
+                  escapeInvalidUtf8(weights.configPath()) + ") gives it shape " +
+                  formatShape(param.shape));
+    at::Tensor tensor = at::empty(param.shape, at::kFloat);
+    checkpoint::readSpans(where, {{0, tensor.numel()}}, tensor.data_ptr<float>());
+    if (!at::isfinite(tensor).all().item<bool>())
+      badFile(escapeInvalidUtf8(where.file->path()),
+              "tensor '" + param.name + "' holds a NaN or infinite value");
+    out.emplace(param.name, std::move(tensor));
+  }
+  return out;
+}
+
+VaeParameters seededVaeParameters(const std::vector<VaeParameter> &wanted,
+                                  uint64_t seed) {
+  VaeParameters out;
+  for (const VaeParameter &param : wanted) {
+    at::Tensor draw = drawNormal(int64_t(seed), "vae." + param.name, param.shape);
+    // RMS norm's gamma is [C, 1, 1(, 1)]: a scale, whatever its rank.
+    bool gamma = endsWith(param.name, ".gamma");
+    if (param.shape.size() > 1 && !gamma) {
+      int64_t fanIn = draw.numel() / param.shape[0];
+      draw.mul_(1.0 / std::sqrt(double(fanIn)));
+    } else {
+      draw.mul_(0.1);
+      if (gamma || endsWith(param.name, ".weight"))
+        draw.add_(1.0);
+    }
+    out.emplace(param.name, std::move(draw));
+  }
+  return out;
+}
+
+} // namespace ditc::runtime
