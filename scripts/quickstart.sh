@@ -2,7 +2,10 @@
 # The main job on bundled models: install what is missing, build, import
 # Wan2.1-T2V-14B, check a legal and an illegal configuration, then the whole
 # path on tiny-wan: check, compile, run on two local ranks with dit-run, and
-# compare with the one-rank run.
+# compare with the one-rank run; last, a picture (tiny-flux) and a video
+# (tiny-wan) out of denoising runs, decoded with the plans' VAEs. The
+# bundled tiny models have no weights, so parameters are drawn from the
+# seed and the pixels are noise, but every stage of the pipeline ran.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
@@ -43,4 +46,11 @@ for config in cfg2 tp2; do
   /usr/bin/python3 "$root/test/Runtime/compare.py" "$work/$config.npy" "$work/one-rank.npy"
   cmp -s "$work/$config.npy" "$work/one-rank.npy" && echo "  identical bytes"
 done
+
+out=${DITC_QUICKSTART_OUT:-${DITC_BUILD_DIR:-$root/build}}
+echo
+echo "== pictures out: denoise and decode in one run (seeded weights: noise)"
+"$ditc" compile tiny-flux --height 256 --width 256 --dtype f32 -o "$work/flux"
+"$dit_run" "$work/flux" --nproc 1 --steps 8 --output "$out/quickstart.png" 2>&1 | grep "wrote"
+"$dit_run" "$work/tp2" --nproc 2 --steps 8 --output "$out/quickstart.mp4" 2>&1 | grep "wrote"
 true

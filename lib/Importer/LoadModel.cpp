@@ -106,9 +106,10 @@ ModelSpec readTransformerConfig(const std::string &path) {
 // Snapshot folders
 //===----------------------------------------------------------------------===//
 
-/// Derives the VAE compression from a diffusers VAE config, trying the keys
-/// each VAE class publishes; leaves the family default when none is there.
-void readVaeCompression(const std::string &path, ModelSpec &spec) {
+/// Records a diffusers VAE config (spec.vaeConfig) and derives the VAE
+/// compression from it, trying the keys each VAE class publishes; leaves
+/// the family default when none is there.
+void readVaeConfig(const std::string &path, ModelSpec &spec) {
   json root = JsonObject::parseFile(path);
   JsonObject vae(path, &root);
   if (auto cls = vae.getOptionalString("_class_name")) {
@@ -117,6 +118,9 @@ void readVaeCompression(const std::string &path, ModelSpec &spec) {
                                   spec.vaeClass + ")");
     spec.vaeClass = *cls;
   }
+  json kept = json::parse(checkpointConfigText(root));
+  kept["_class_name"] = spec.vaeClass;
+  spec.vaeConfig = kept.dump();
   std::optional<int64_t> spatial, temporal;
   if (auto s = vae.getOptionalInt("spatial_compression_ratio", 1, 1024))
     spatial = s;
@@ -202,7 +206,7 @@ ModelSpec readSnapshot(const std::string &dir) {
   if (auto encoder = componentClass(index, spec.info().textEncoderKey))
     spec.textEncoderClass = *encoder;
   if (exists(dir + "/vae/config.json"))
-    readVaeCompression(dir + "/vae/config.json", spec);
+    readVaeConfig(dir + "/vae/config.json", spec);
   return spec;
 }
 

@@ -154,6 +154,9 @@ FailureOr<json> buildManifest(ModuleOp module, const MeshInfo &mesh,
       configs[component] = json::parse(text);
     manifest["model"]["checkpoint_config"] = std::move(configs);
   }
+  // The VAE the plan decodes with (dit-run --output OUT.png, --decode-only).
+  if (!spec.vaeConfig.empty())
+    manifest["model"]["vae_config"] = json::parse(spec.vaeConfig);
   json axes = json::array();
   for (Axis axis : mesh.order)
     axes.push_back({{"name", axisName(axis)}, {"size", mesh.size(axis)}});

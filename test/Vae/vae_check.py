@@ -6,8 +6,11 @@ only, plus ffprobe and ffmpeg for videos.
 
   vae_check.py make OUT --config CONFIG.json [--seed S] [--dtype f32|f16|bf16]
                [--shards N] [--break shape:NAME|missing:NAME|dtype:NAME|truncate]
+               [--transformer MODEL_DIR]
       OUT/model_index.json and OUT/vae/ (CONFIG.json and random weights under
-      diffusers' names and shapes): a pipeline folder for --weights. --break
+      diffusers' names and shapes): a pipeline folder for --weights; with
+      --transformer, also MODEL_DIR's transformer config, so that ditc compile
+      OUT gives a plan whose VAE is this one. --break
       spoils it on purpose: NAME stored with a wrong shape, left out, or as
       F64 (valid safetensors that dit-run refuses), or the file cut short.
   vae_check.py check SNAPSHOT --latents L.npy --pixels P.npy (--png OUT.png | --mp4 OUT.mp4)
@@ -60,9 +63,20 @@ def make(args):
         dtypes[target] = "F64"
     vae = os.path.join(args.out, "vae")
     os.makedirs(vae, exist_ok=True)
+    index = {"_class_name": "DiffusionPipeline"}
+    if args.transformer:
+        # A whole pipeline folder ditc compile reads: the model's index and
+        # transformer config, this VAE.
+        with open(os.path.join(args.transformer, "model_index.json")) as f:
+            index = json.load(f)
+        os.makedirs(os.path.join(args.out, "transformer"), exist_ok=True)
+        with open(os.path.join(args.transformer, "transformer", "config.json")) as f:
+            transformer = f.read()
+        with open(os.path.join(args.out, "transformer", "config.json"), "w") as f:
+            f.write(transformer)
+    index["vae"] = ["diffusers", config.get("_class_name", "AutoencoderKL")]
     with open(os.path.join(args.out, "model_index.json"), "w") as f:
-        json.dump({"_class_name": "DiffusionPipeline",
-                   "vae": ["diffusers", config.get("_class_name", "AutoencoderKL")]}, f)
+        json.dump(index, f)
     with open(os.path.join(vae, "config.json"), "w") as f:
         json.dump(config, f, indent=2)
     write_weights(vae, tensors, {"f32": "F32", "f16": "F16", "bf16": "BF16"}[args.dtype],
@@ -199,6 +213,8 @@ def main():
     m.add_argument("--dtype", default="f32", choices=["f32", "f16", "bf16"])
     m.add_argument("--shards", type=int, default=1)
     m.add_argument("--break", dest="breaks")
+    m.add_argument("--transformer", help="a model folder whose model_index.json and "
+                   "transformer/config.json make OUT a pipeline ditc compile reads")
     c = sub.add_parser("check")
     c.add_argument("snapshot")
     c.add_argument("--latents", required=True)

@@ -6,7 +6,7 @@
 //           [--threads T] [--report FILE.json] [--weights SNAPSHOT_DIR]
 //           [--skip-memory-check] [--scheduler-config FILE.json]
 //           [--sigmas s0,...,sK] [--guidance-scale G] [--pooled-embeds FILE.npy]
-//   dit-run PLAN_DIR --decode-only --latents L.npy --weights SNAPSHOT_DIR
+//   dit-run PLAN_DIR --decode-only --latents L.npy [--weights SNAPSHOT_DIR]
 //           --output OUT.png [--save-pixels P.npy]
 //
 // With --nproc, starts N local ranks on loopback. Without it, runs one rank
@@ -41,11 +41,12 @@ static const char *const kUsage =
     "               [--threads T] [--report FILE.json] [--weights SNAPSHOT_DIR]\n"
     "               [--skip-memory-check] [--scheduler-config FILE.json]\n"
     "               [--sigmas s0,...,sK] [--guidance-scale G] [--pooled-embeds FILE.npy]\n"
-    "       dit-run PLAN_DIR --decode-only --latents L.npy --weights SNAPSHOT_DIR\n"
+    "       dit-run PLAN_DIR --decode-only --latents L.npy [--weights SNAPSHOT_DIR]\n"
     "               --output OUT.png|OUT.mp4 [--save-pixels P.npy]\n"
     "  PLAN_DIR         a folder written by `ditc compile` (or one rank-<r>/ bundle)\n"
     "  --output OUT.npy the final latents [B, C, F, H, W]; with dp > 1, replica i\n"
-    "                   serves seed + i and writes OUT.dp<i>.npy\n"
+    "                   serves seed + i and writes OUT.dp<i>.npy. OUT.png or OUT.mp4\n"
+    "                   decodes them with the plan's VAE (pictures or videos)\n"
     "  --requests FILE  one JSON object per line, {\"seed\", \"text_embeds\",\n"
     "                   \"latents\", \"pooled_embeds\", \"guidance_scale\", \"output\"},\n"
     "                   served round-robin by the dp replicas\n"
@@ -64,11 +65,12 @@ static const char *const kUsage =
     "                   (default: linear from 1 to 0, flow-matching Euler)\n"
     "  --nproc N        start N local ranks on loopback; without it, run one rank from\n"
     "                   RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (torchrun)\n"
-    "  --decode-only    decode --latents with the VAE of --weights (its vae/ folder:\n"
-    "                   AutoencoderKL, AutoencoderKLWan or AutoencoderKLQwenImage)\n"
-    "                   instead of denoising: one PNG (pictures) or H.264 MP4 (videos,\n"
-    "                   Wan at 16 fps) per batch item, OUT.png, OUT-1.png, ... (8-bit\n"
-    "                   RGB, as diffusers converts)\n"
+    "  --decode-only    decode --latents with the plan's VAE (AutoencoderKL,\n"
+    "                   AutoencoderKLWan or AutoencoderKLQwenImage; its weights from\n"
+    "                   --weights' vae/ folder, else drawn from seed 0) instead of\n"
+    "                   denoising: one PNG (pictures) or H.264 MP4 (videos, Wan at\n"
+    "                   16 fps) per batch item, OUT.png, OUT-1.png, ... (8-bit RGB,\n"
+    "                   as diffusers converts)\n"
     "  --save-pixels P  with --decode-only, also the float pixels as .npy: [B, 3, H, W]\n"
     "                   for pictures, [B, 3, F, H, W] for videos\n"
     "  --skip-memory-check  run even when the plan's estimated peak exceeds the\n"
@@ -133,12 +135,6 @@ int main(int argc, char **argv) {
     if (parser.get("--save-pixels"))
       throw BadInput("--save-pixels needs --decode-only: a denoising run writes "
                      "latents; decode them with dit-run --decode-only");
-    if (auto output = parser.get("--output"))
-      for (const char *picture : {".png", ".mp4"})
-        if (output->size() >= 4 && output->compare(output->size() - 4, 4, picture) == 0)
-          throw BadInput("--output " + output->substr(0, 200) +
-                         ": a denoising run writes latents (.npy); decode them to "
-                         "pictures with dit-run --decode-only --latents");
     RunOptions options;
     options.planDir = parser.positional()[0];
     while (options.planDir.size() > 1 && options.planDir.back() == '/')

@@ -127,6 +127,11 @@ struct ModelSpec {
   // the manifest records it so dit-run --weights can refuse a snapshot of
   // another model (docs/plan-format.md, model.checkpoint_config).
   std::map<std::string, std::string> checkpointConfig;
+  // The snapshot's vae/config.json (its "_" keys dropped but _class_name,
+  // which picks the decoder), as compact JSON; empty when the model came
+  // without one. The manifest records it as model.vae_config: the VAE the
+  // plan decodes with (docs/plan-format.md).
+  std::string vaeConfig;
 
   int64_t numBlocks() const { return doubleBlocks + singleBlocks; }
   const FamilyInfo &info() const { return family; }

@@ -1,5 +1,6 @@
 //===- Runner.cpp - one rank's whole run: load, agree, denoise, write -----===//
 #include "ditc/Runtime/Driver/Runner.h"
+#include "ditc/Runtime/Driver/PictureOutputs.h"
 #include "ditc/Runtime/Driver/Report.h"
 #include "ditc/Runtime/Plan/CollectivePairing.h"
 #include "ditc/Runtime/Plan/ProgramReader.h"
@@ -47,6 +48,8 @@ struct LoadedRank {
   /// rank-<r>/ bundle, which holds only its own.
   std::map<std::string, Program> every;
   Schedule schedule;
+  /// The VAE stage, when an output is a picture or a video (.png, .mp4).
+  std::optional<PictureOutputs> pictures;
 };
 } // namespace
 
@@ -192,13 +195,27 @@ static LoadedRank load(const RunOptions &options) {
                        request.pooledEmbeds);
   }
   for (const Request &request : requests)
-    outputs.claimOutput(request.fromFile() ? request.origin + ": output" : "--output",
-                        request.output);
+    if (isPictureOutput(request.output) && !loaded.pictures)
+      loaded.pictures.emplace(m, options.weights);
+  for (const Request &request : requests) {
+    std::string flag = request.fromFile() ? request.origin + ": output" : "--output";
+    if (!isPictureOutput(request.output)) {
+      outputs.claimOutput(flag, request.output);
+      continue;
+    }
+    loaded.pictures->checkOutput(flag, request.output, m.latentFrames);
+    for (const std::string &path : loaded.pictures->outputPaths(request.output, m.batch))
+      outputs.claimOutput(flag, path);
+  }
   if (!options.report.empty())
     outputs.claimOutput("--report", options.report);
   loaded.schedule = planSchedule(options, m);
   // Round-robin: replica d serves requests d, d + D, d + 2D, ...
   int64_t replica = m.ranks[options.rank].coords.at("dp");
+  // The replica's leader decodes: its VAE tensors are read (and checked)
+  // before the rendezvous, like every other input.
+  if (loaded.pictures && options.rank == m.replicaLeader(replica))
+    loaded.pictures->loadParameters(uint64_t(options.seed));
   for (size_t k = size_t(replica); k < requests.size(); k += size_t(replicas))
     loaded.requests.push_back(requests[k]);
   return loaded;
@@ -383,6 +400,7 @@ void runRank(const RunOptions &options) {
   std::vector<StepTiming> timings;
   std::vector<std::pair<std::string, std::vector<int64_t>>> written;
   std::vector<int64_t> seeds; // of the outputs written, in order
+  std::vector<std::string> decoded; // the picture and video outputs, described
   // Every output of the run is staged and committed once every rank has
   // finished, or removed when any fails (OutputPolicy.h).
   StagedOutputs staged;
@@ -495,6 +513,12 @@ void runRank(const RunOptions &options) {
     at::Tensor tokens = at::cat(blocks, 1).to(at::kFloat).cpu();
     at::Tensor out = unpatchify(tokens, m);
     std::vector<int64_t> shape = out.sizes().vec();
+    if (isPictureOutput(request.output)) {
+      loaded.pictures->loadParameters(uint64_t(request.seed));
+      decoded.push_back(request.output + ": " +
+                        loaded.pictures->stage(staged, out, request.output, ""));
+      continue;
+    }
     staged.stage(request.output, encodeNpy(shape, out.data_ptr<float>()));
     written.emplace_back(request.output, shape);
     seeds.push_back(request.seed);
@@ -545,6 +569,8 @@ void runRank(const RunOptions &options) {
   // Outputs land only when the whole run has succeeded.
   comm.waitForEveryRank("finish");
   staged.commit();
+  for (const std::string &line : decoded)
+    std::fprintf(stderr, "dit-run: rank %lld wrote %s\n", (long long)rank, line.c_str());
   if (rank != 0) {
     for (size_t i = 0; i < written.size(); ++i)
       std::printf("dit-run: rank %lld (dp replica %lld) wrote %s: latents %s "

@@ -223,6 +223,12 @@ Manifest loadManifest(const std::string &dir) {
     }
   }
 
+  if (model.has("vae_config")) {
+    if (!model.raw().at("vae_config").is_object())
+      model.fail("vae_config", "must be the VAE's config.json object");
+    m.vaeConfig = model.raw().at("vae_config");
+  }
+
   JsonObject work = top.getObject("workload");
   m.batch = work.getInt("batch", 1, kAbsurdSize);
   m.latentFrames = work.getInt("latent_frames", 1, kAbsurdSize);

@@ -1,15 +1,13 @@
 //===- DecodeOnly.h - dit-run --decode-only: latents to pictures -*- C++ -*-===//
 //
-// dit-run PLAN --decode-only --latents L.npy --weights SNAPSHOT
+// dit-run PLAN --decode-only --latents L.npy [--weights SNAPSHOT]
 //         --output OUT.png|OUT.mp4 [--save-pixels P.npy]
-// decodes latents as dit-run writes them ([B, C, F, H, W]) with the VAE of
-// the snapshot's vae/ folder, without denoising, so a pipeline can run the
-// decode as its own stage. One process; the VAE class must be one the
-// runtime implements (VaeModel.h), anything else is refused by name rather
-// than skipped. Pictures go to PNG, videos (Wan) to H.264 MP4. Everything
-// is checked before the decode: the plan, the latents against the plan and
-// the VAE config, every VAE tensor's name and shape, the estimated peak
-// memory, and every output against the run's inputs (OutputPolicy.h).
+// decodes latents as dit-run writes them ([B, C, F, H, W]) with the plan's
+// VAE (PictureOutputs.h), without denoising, so a pipeline can run the
+// decode as its own stage. One process. Everything is checked before the
+// decode: the plan and its VAE, the latents against both, every VAE tensor's
+// name and shape, the estimated peak memory, and every output against the
+// run's inputs (OutputPolicy.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef DITC_RUNTIME_DRIVER_DECODEONLY_H
@@ -22,7 +20,7 @@ namespace ditc::runtime {
 struct DecodeOptions {
   std::string planDir;
   std::string latents;    // --latents: required
-  std::string weights;    // --weights: a pipeline folder holding vae/
+  std::string weights;    // --weights: a pipeline folder holding vae/; else seeded
   std::string output;     // --output OUT.png or OUT.mp4: one per batch item
   std::string savePixels; // --save-pixels P.npy: float pixels [B, 3, (F,) H, W]
   bool memoryCheck = true;

@@ -58,6 +58,10 @@ struct Manifest {
   /// model.checkpoint_config: each transformer component's config.json
   /// without its "_" keys; empty for a plan compiled before it was recorded.
   std::map<std::string, nlohmann::json> checkpointConfig;
+  /// model.vae_config: the snapshot's vae/config.json the plan was compiled
+  /// from (null when the model came without one); checked by the VAE code
+  /// when a run decodes (Vae/VaeModel.h).
+  nlohmann::json vaeConfig;
   // workload
   int64_t batch = 1, latentFrames = 0, latentHeight = 0, latentWidth = 0;
   int64_t textTokens = 0, branches = 1, steps = 1;

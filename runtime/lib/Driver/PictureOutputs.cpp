@@ -1,0 +1,174 @@
+//===- PictureOutputs.cpp - latents to PNGs and MP4s with the plan's VAE --===//
+#include "ditc/Runtime/Driver/PictureOutputs.h"
+#include "ditc/Checkpoint/Snapshot.h"
+#include "ditc/Runtime/IO/Mp4.h"
+#include "ditc/Runtime/IO/Npy.h"
+#include "ditc/Runtime/IO/Png.h"
+#include "ditc/Support/BadInput.h"
+#include "ditc/Support/JsonFile.h"
+
+#include <ATen/Parallel.h>
+
+#include <chrono>
+#include <cstdio>
+#include <sys/stat.h>
+
+namespace ditc::runtime {
+
+namespace {
+
+bool endsWith(const std::string &text, const std::string &suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool isDirectory(const std::string &path) {
+  struct stat info;
+  return ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+}
+
+/// The frame rate of a family's videos: diffusers' Wan examples export at
+/// 16 fps (Wan 2.1 and 2.2 are trained at 16), and Wan is the only video
+/// family whose VAE dit-run decodes.
+int videoFrameRate(const std::string &family) {
+  (void)family;
+  return 16;
+}
+
+/// A VAE config as the plan records it: the keys that start with '_'
+/// dropped, but _class_name.
+nlohmann::json comparable(const nlohmann::json &config) {
+  nlohmann::json kept = nlohmann::json::object();
+  for (auto it = config.begin(); it != config.end(); ++it)
+    if (it.key() == "_class_name" || it.key().empty() || it.key()[0] != '_')
+      kept[it.key()] = it.value();
+  return kept;
+}
+
+} // namespace
+
+bool isPictureOutput(const std::string &output) {
+  return endsWith(output, ".png") || endsWith(output, ".mp4");
+}
+
+PictureOutputs::PictureOutputs(const Manifest &m, const std::string &weightsDir)
+    : family(m.family), weights(weightsDir) {
+  std::optional<nlohmann::json> snapshotConfig;
+  std::string snapshotPath;
+  if (!weights.empty()) {
+    vaeFolder = weights + "/vae";
+    if (!isDirectory(vaeFolder))
+      throw BadInput("--weights " + weights.substr(0, 200) +
+                     " has no vae/ folder; pictures and videos are decoded with "
+                     "the VAE of a diffusers pipeline folder (vae/config.json "
+                     "and its weights)");
+    snapshotPath = vaeFolder + "/config.json";
+    snapshotConfig = JsonObject::parseFile(snapshotPath);
+  }
+  if (m.vaeConfig.is_object()) {
+    std::string where = m.path + ": model.vae_config";
+    if (snapshotConfig) {
+      nlohmann::json plan = comparable(m.vaeConfig), given = comparable(*snapshotConfig);
+      for (const auto &[key, value] : given.items())
+        if (!plan.contains(key) || plan.at(key) != value)
+          throw BadInput(snapshotPath + ": field '" + key + "' is " + describeJson(value) +
+                         " but the plan's VAE (" + where + ") has " +
+                         (plan.contains(key) ? describeJson(plan.at(key)) : "no such field") +
+                         "; the plan was compiled for another VAE");
+      for (const auto &[key, value] : plan.items())
+        if (!given.contains(key))
+          throw BadInput(snapshotPath + ": field '" + key + "' is missing but the plan's VAE (" +
+                         where + ") has " + describeJson(value) +
+                         "; the plan was compiled for another VAE");
+    }
+    model = VaeModel::fromConfig(m.vaeConfig, where, family);
+  } else if (snapshotConfig) {
+    model = VaeModel::fromConfig(*snapshotConfig, snapshotPath, family);
+  } else {
+    throw BadInput(m.path + ": the plan records no VAE (model.vae_config: it was "
+                   "compiled from a bare transformer config.json) and no --weights "
+                   "gives one; compile from a pipeline folder with vae/, or pass "
+                   "--weights SNAPSHOT");
+  }
+  if (model.latentChannels() != m.latentChannels)
+    throw BadInput(model.configPath() + ": " + std::to_string(model.latentChannels()) +
+                   " latent channels differ from the plan's " +
+                   std::to_string(m.latentChannels) + " (" + m.path + ")");
+}
+
+void PictureOutputs::checkOutput(const std::string &flag, const std::string &output,
+                                 int64_t latentFrames) const {
+  int64_t frames = model.pixelFrames(latentFrames);
+  if (endsWith(output, ".mp4") && !model.decodesVideo())
+    throw BadInput(flag + " '" + output.substr(0, 200) + "': " + model.className() +
+                   " decodes pictures; write them as .png");
+  if (endsWith(output, ".png") && frames != 1)
+    throw BadInput(flag + " '" + output.substr(0, 200) + "': " +
+                   std::to_string(latentFrames) + " latent frames decode to " +
+                   std::to_string(frames) + " frames of video; write them as .mp4");
+}
+
+std::vector<std::string> PictureOutputs::outputPaths(const std::string &output,
+                                                     int64_t batch) const {
+  std::vector<std::string> paths;
+  for (int64_t b = 0; b < batch; ++b)
+    paths.push_back(batchItemPath(output, b));
+  return paths;
+}
+
+void PictureOutputs::loadParameters(uint64_t seed) {
+  if (weights.empty()) {
+    // Drawn parameters are a function of the seed, like the transformer's.
+    if (!drawnFrom || *drawnFrom != seed)
+      params = seededVaeParameters(model.parameters(), seed);
+    drawnFrom = seed;
+    return;
+  }
+  if (!params.empty())
+    return;
+  checkpoint::TransformerWeights files(vaeFolder, "vae");
+  params = loadVaeParameters(model.parameters(), files);
+}
+
+std::string PictureOutputs::stage(StagedOutputs &staged, const at::Tensor &latents,
+                                  const std::string &output,
+                                  const std::string &savePixels) const {
+  DecodeWork work;
+  auto started = std::chrono::steady_clock::now();
+  at::Tensor pixels = model.decode(params, latents, &work).contiguous(); // [B, 3, F, H, W]
+  double ms = std::chrono::duration<double, std::milli>(
+                  std::chrono::steady_clock::now() - started)
+                  .count();
+  int64_t batch = pixels.size(0), frames = pixels.size(2);
+  int64_t height = pixels.size(3), width = pixels.size(4);
+  bool video = endsWith(output, ".mp4");
+  if (!savePixels.empty()) {
+    // Pictures as [B, 3, H, W], videos as [B, 3, F, H, W].
+    std::vector<int64_t> saved = pixels.sizes().vec();
+    if (!model.decodesVideo())
+      saved.erase(saved.begin() + 2);
+    staged.stage(savePixels, encodeNpy(saved, pixels.data_ptr<float>()));
+  }
+  const float *data = pixels.data_ptr<float>();
+  int64_t item = 3 * frames * height * width;
+  int fps = videoFrameRate(family);
+  for (int64_t b = 0; b < batch; ++b)
+    staged.stage(batchItemPath(output, b),
+                 video ? encodePixelsAsMp4(data + b * item, frames, height, width, fps)
+                       : encodePixelsAsPng(data + b * item, height, width));
+  std::string what = video ? std::to_string(batch) + " video" + (batch == 1 ? "" : "s") +
+                                 " of " + std::to_string(frames) + " frames at " +
+                                 std::to_string(fps) + " fps"
+                           : std::to_string(batch) + " image" + (batch == 1 ? "" : "s");
+  char line[512];
+  std::snprintf(line, sizeof(line),
+                "decoded %s with %s to %s of %lldx%lld in %.1f ms "
+                "(%.3f GFLOP, %.2f GFLOP/s; convolutions %.3f GFLOP; %d threads)",
+                describeShape(latents.sizes().vec()).c_str(), model.className().c_str(),
+                what.c_str(), (long long)width, (long long)height, ms, work.flops() / 1e9,
+                work.flops() / 1e6 / std::max(ms, 1e-3), work.convolutionFlops / 1e9,
+                at::get_num_threads());
+  return line;
+}
+
+} // namespace ditc::runtime
