@@ -65,17 +65,6 @@ std::string knownClassNames() {
   return names;
 }
 
-/// A config.json object without the keys diffusers adds about itself
-/// ("_class_name", "_diffusers_version", "_name_or_path"...), which differ
-/// between copies of one model.
-static std::string checkpointConfigText(const json &config) {
-  json kept = json::object();
-  for (auto it = config.begin(); it != config.end(); ++it)
-    if (it.key().empty() || it.key()[0] != '_')
-      kept[it.key()] = it.value();
-  return kept.dump();
-}
-
 ModelSpec readTransformerConfig(const std::string &path) {
   json root = JsonObject::parseFile(path);
   JsonObject config(path, &root);
@@ -90,7 +79,7 @@ ModelSpec readTransformerConfig(const std::string &path) {
                                    knownClassNames());
   spec.family = family->info;
   family->readConfig(config, spec);
-  spec.checkpointConfig["transformer"] = checkpointConfigText(root);
+  spec.checkpointConfig["transformer"] = withoutDiffusersMetadata(root, false).dump();
   const FamilyInfo &info = spec.info();
   spec.vaeSpatial = info.vaeSpatial;
   spec.vaeTemporal = info.vaeTemporal;
@@ -118,7 +107,8 @@ void readVaeConfig(const std::string &path, ModelSpec &spec) {
                                   spec.vaeClass + ")");
     spec.vaeClass = *cls;
   }
-  json kept = json::parse(checkpointConfigText(root));
+  // A config without _class_name takes the family's VAE class.
+  json kept = withoutDiffusersMetadata(root, false);
   kept["_class_name"] = spec.vaeClass;
   spec.vaeConfig = kept.dump();
   std::optional<int64_t> spatial, temporal;

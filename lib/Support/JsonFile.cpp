@@ -82,6 +82,15 @@ std::string shortValueText(const json &value) {
   return text.size() > 60 ? text.substr(0, 57) + "..." : text;
 }
 
+json withoutDiffusersMetadata(const json &config, bool keepClassName) {
+  json kept = json::object();
+  for (auto it = config.begin(); it != config.end(); ++it)
+    if (it.key().empty() || it.key()[0] != '_' ||
+        (keepClassName && it.key() == "_class_name"))
+      kept[it.key()] = it.value();
+  return kept;
+}
+
 std::string describeJson(const json &value) {
   std::string text = ShortRenderer(60).render(value);
   const char *kind = "";

@@ -89,6 +89,14 @@ private:
   const nlohmann::json *object;
 };
 
+/// A diffusers config.json without the keys diffusers adds about itself
+/// (those starting with '_': _class_name, _diffusers_version,
+/// _name_or_path...), which differ between copies of one model; with
+/// `keepClassName`, _class_name stays (a VAE's picks its decoder). What a
+/// plan records of a snapshot's configs and what dit-run compares with it.
+nlohmann::json withoutDiffusersMetadata(const nlohmann::json &config,
+                                        bool keepClassName);
+
 /// Short, single-line rendering of a JSON value for error messages.
 std::string describeJson(const nlohmann::json &value);
 /// The value itself, shortened: a string without quotes, anything else as

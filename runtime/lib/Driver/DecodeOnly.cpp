@@ -6,19 +6,11 @@
 #include "ditc/Runtime/IO/OutputPolicy.h"
 #include "ditc/Runtime/Plan/Manifest.h"
 #include "ditc/Support/BadInput.h"
+#include "ditc/Support/Strings.h"
 
 #include <cstdio>
 
 namespace ditc::runtime {
-
-namespace {
-
-bool endsWith(const std::string &text, const std::string &suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-} // namespace
 
 void runDecodeOnly(const DecodeOptions &options) {
   if (options.latents.empty())

@@ -6,6 +6,7 @@
 #include "ditc/Runtime/IO/Png.h"
 #include "ditc/Support/BadInput.h"
 #include "ditc/Support/JsonFile.h"
+#include "ditc/Support/Strings.h"
 
 #include <ATen/Parallel.h>
 
@@ -16,11 +17,6 @@
 namespace ditc::runtime {
 
 namespace {
-
-bool endsWith(const std::string &text, const std::string &suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 bool isDirectory(const std::string &path) {
   struct stat info;
@@ -33,16 +29,6 @@ bool isDirectory(const std::string &path) {
 int videoFrameRate(const std::string &family) {
   (void)family;
   return 16;
-}
-
-/// A VAE config as the plan records it: the keys that start with '_'
-/// dropped, but _class_name.
-nlohmann::json comparable(const nlohmann::json &config) {
-  nlohmann::json kept = nlohmann::json::object();
-  for (auto it = config.begin(); it != config.end(); ++it)
-    if (it.key() == "_class_name" || it.key().empty() || it.key()[0] != '_')
-      kept[it.key()] = it.value();
-  return kept;
 }
 
 } // namespace
@@ -68,7 +54,9 @@ PictureOutputs::PictureOutputs(const Manifest &m, const std::string &weightsDir)
   if (m.vaeConfig.is_object()) {
     std::string where = m.path + ": model.vae_config";
     if (snapshotConfig) {
-      nlohmann::json plan = comparable(m.vaeConfig), given = comparable(*snapshotConfig);
+      // Compared as the plan records them (ditc compile's LoadModel).
+      nlohmann::json plan = withoutDiffusersMetadata(m.vaeConfig, true),
+                     given = withoutDiffusersMetadata(*snapshotConfig, true);
       for (const auto &[key, value] : given.items())
         if (!plan.contains(key) || plan.at(key) != value)
           throw BadInput(snapshotPath + ": field '" + key + "' is " + describeJson(value) +

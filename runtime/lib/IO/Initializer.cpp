@@ -1,6 +1,7 @@
 //===- Initializer.cpp - deterministic parameters, noise and text ---------===//
 #include "ditc/Runtime/IO/Initializer.h"
 #include "ditc/Support/Sha256.h"
+#include "ditc/Support/Strings.h"
 
 #include <ATen/Parallel.h>
 
@@ -62,8 +63,7 @@ at::Tensor drawParameter(int64_t seed, const ParamSpec &spec, int64_t tpSize,
     return at::zeros(shape, at::kFloat);
   bool matrix = shape.size() > 1;
   double scale = matrix ? 0.5 / std::sqrt(double(shape.back())) : 0.1;
-  bool normWeight = !matrix && spec.name.size() >= 6 &&
-                    spec.name.compare(spec.name.size() - 6, 6, "weight") == 0;
+  bool normWeight = !matrix && endsWith(spec.name, "weight");
   double base = normWeight ? 1.0 : 0.0;
   uint64_t key = streamKey(seed, spec.name);
   if (spec.splitDim < 0) {

@@ -218,11 +218,10 @@ private:
         // The first chunk: its frames are not doubled.
         state.rep = true;
       } else {
-        at::Tensor keep = x.narrow(2, t - std::min(kCachedFrames, t), std::min(kCachedFrames, t)).clone();
+        // After "Rep" there is no previous frame: zeros stand for it.
+        at::Tensor keep = framesToCache(x, state);
         if (keep.size(2) < kCachedFrames)
-          keep = state.frames.defined()
-                     ? at::cat({state.frames.narrow(2, state.frames.size(2) - 1, 1), keep}, 2)
-                     : at::cat({at::zeros_like(keep), keep}, 2);
+          keep = at::cat({at::zeros_like(keep), keep}, 2);
         // "Rep" convolves with zero padding, as if the cache held zeros.
         x = conv3d(name + ".time_conv", x, state.rep ? at::Tensor() : state.frames, 0);
         state.rep = false;

@@ -4,20 +4,12 @@
 #include "ditc/Runtime/IO/Initializer.h"
 #include "ditc/Runtime/Plan/Manifest.h"
 #include "ditc/Support/BadInput.h"
+#include "ditc/Support/Strings.h"
 #include "ditc/Support/Utf8.h"
 
 #include <cmath>
 
 namespace ditc::runtime {
-
-namespace {
-
-bool endsWith(const std::string &text, const std::string &suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-} // namespace
 
 VaeParameters loadVaeParameters(const std::vector<VaeParameter> &wanted,
                                 const checkpoint::TransformerWeights &weights) {
