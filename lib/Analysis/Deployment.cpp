@@ -102,6 +102,34 @@ const std::vector<std::string> &knownComponents() {
   return components;
 }
 
+std::vector<std::vector<int64_t>> vaeDecodeGroups(const Deployment &deployment) {
+  const Placement *transformer = deployment.find("transformer");
+  const Placement *vae = deployment.find("vae");
+  if (vae && vae->explicitInstances)
+    return vae->instances;
+  int64_t size = vae ? vae->vaeParallelSize : 1;
+  std::vector<std::vector<int64_t>> groups;
+  if (!transformer)
+    return groups;
+  for (std::vector<int64_t> ranks : transformer->instances) {
+    // The lowest rank leads the replica and holds its gathered latents.
+    std::sort(ranks.begin(), ranks.end());
+    ranks.resize(std::min<size_t>(ranks.size(), size_t(std::max<int64_t>(size, 1))));
+    groups.push_back(std::move(ranks));
+  }
+  return groups;
+}
+
+std::vector<int64_t> vaeRowBands(int64_t latentRows, int64_t groupSize,
+                                 const std::vector<int64_t> &split) {
+  if (!split.empty())
+    return split;
+  std::vector<int64_t> bands;
+  for (int64_t i = 0; i < groupSize; ++i)
+    bands.push_back(latentRows / groupSize + (i < latentRows % groupSize ? 1 : 0));
+  return bands;
+}
+
 std::vector<std::vector<int64_t>>
 defaultInstances(const Degrees &degrees, const std::vector<Axis> &order) {
   MeshLayout layout(degrees, order.empty() ? MeshLayout::defaultOrder() : order);

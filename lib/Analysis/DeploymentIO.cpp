@@ -41,15 +41,16 @@ std::string backendNames() {
 
 /// Parses "a,b,c" into integers; throws BadInput naming the flag.
 std::vector<int64_t> parsePartition(const std::string &flag,
-                                    const std::string &text) {
+                                    const std::string &text,
+                                    const char *counts = "block counts") {
   std::vector<int64_t> values;
   std::stringstream stream(text);
   std::string item;
   auto refuse = [&] {
     badFlag(flag, text,
             flag + " value '" + text +
-                "' is not a comma-separated list of block counts "
-                "(e.g. 10,10,10,10)");
+                "' is not a comma-separated list of " + counts +
+                " (e.g. 10,10,10,10)");
   };
   if (text.empty() || text.back() == ',')
     refuse();
@@ -137,6 +138,23 @@ Deployment deploymentFromFlags(const ParallelFlags &flags) {
   deployment.nnodes = flags.nnodes;
   deployment.gpusPerNode = flags.gpusPerNode;
   deployment.placements.push_back(std::move(transformer));
+  if (flags.vaeParallelSize || flags.vaeRowSplit) {
+    Placement vae;
+    vae.component = "vae";
+    if (flags.vaeRowSplit) {
+      vae.vaeRowSplit = parsePartition("--vae-row-split", *flags.vaeRowSplit,
+                                       "latent row counts");
+      for (int64_t rows : vae.vaeRowSplit)
+        if (rows < 0)
+          badFlag("--vae-row-split", *flags.vaeRowSplit,
+                  "--vae-row-split value '" + *flags.vaeRowSplit +
+                      "' lists a negative row count");
+    }
+    // Like --pp-layer-partition, a split says how many bands there are.
+    vae.vaeParallelSize = flags.vaeParallelSize.value_or(
+        vae.vaeRowSplit.empty() ? 1 : int64_t(vae.vaeRowSplit.size()));
+    deployment.placements.push_back(std::move(vae));
+  }
   return deployment;
 }
 
@@ -173,7 +191,28 @@ void refuseSpSize(const JsonObject &object) {
                       shortValueText(object.raw().at("sp_size"))});
 }
 
+/// components.vae: the VAE is split by bands of latent rows only (patch
+/// parallelism), so it takes the band count, an optional uneven split and
+/// optional rank lists, one per transformer replica.
+Placement readVaePlacement(const JsonObject &object) {
+  checkKeys(object, {"vae_parallel_size", "row_split", "instances"});
+  Placement placement;
+  placement.component = "vae";
+  placement.vaeParallelSize =
+      object.getOptionalInt("vae_parallel_size", 1, kMaxDegree).value_or(1);
+  if (object.has("row_split"))
+    placement.vaeRowSplit = object.getIntList("row_split", 0, 1 << 20);
+  if (object.has("instances")) {
+    placement.instances = object.getIntLists("instances", 0, kMaxRank);
+    placement.explicitInstances = true;
+  }
+  placement.degrees[Axis::DP] = std::max<int64_t>(1, int64_t(placement.instances.size()));
+  return placement;
+}
+
 Placement readPlacement(const JsonObject &object, const std::string &name) {
+  if (name == "vae")
+    return readVaePlacement(object);
   refuseSpSize(object);
   checkKeys(object, {"tp_size", "ulysses_degree", "ring_degree",
                      "kv_gather_degree", "cfg_size", "pp_size",

@@ -238,6 +238,19 @@ FailureOr<json> buildManifest(ModuleOp module, const MeshInfo &mesh,
   }
   manifest["ranks"] = ranks;
   manifest["programs"] = std::move(programs);
+  // The VAE's patch parallelism (docs/plan-format.md): each replica's
+  // decoding ranks in band order and the latent rows of each band. Without
+  // it, each replica's leader decodes alone.
+  if (const Placement *vae = deployment.find("vae")) {
+    json groupsJson = json::array();
+    for (const std::vector<int64_t> &group : vaeDecodeGroups(deployment))
+      groupsJson.push_back(group);
+    manifest["vae"] = {
+        {"parallel_size", vae->vaeParallelSize},
+        {"row_split", vaeRowBands(workload.latentHeight, vae->vaeParallelSize,
+                                  vae->vaeRowSplit)},
+        {"groups", std::move(groupsJson)}};
+  }
   return manifest;
 }
 

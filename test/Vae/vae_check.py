@@ -21,6 +21,11 @@ only, plus ffprobe and ffmpeg for videos.
       diffusers converts them, and within one level of the float64 reference's
       bytes; or probes every MP4 (ffprobe: H.264, yuv420p, size, frame count,
       frame rate) and decodes it back (ffmpeg) to compare with P's frames.
+  vae_check.py parity ONE.npy BANDS.npy [--exact]
+      Compares the pixels of a one-rank decode with a patch-parallel one
+      (dit-run --save-pixels): the largest difference relative to the largest
+      one-rank value, within --tolerance (1e-6); with --exact, every value
+      equal.
 """
 import argparse
 import json
@@ -203,6 +208,22 @@ def check(args):
               f"{'ok' if exact and off <= 1 else 'FAIL'}")
 
 
+def parity(args):
+    one, bands = np.load(args.one), np.load(args.bands)
+    if one.shape != bands.shape:
+        print(f"shapes differ: {list(one.shape)} and {list(bands.shape)}: FAIL")
+        return
+    difference = float(np.abs(one.astype(np.float64) - bands).max())
+    relative = difference / max(float(np.abs(one).max()), 1e-30)
+    print(f"pixels {list(one.shape)}: largest difference {difference:.3g}, "
+          f"relative {relative:.3g}: "
+          f"{'ok' if relative <= args.tolerance else f'ABOVE {args.tolerance:g}'}")
+    if args.exact:
+        differing = int((one != bands).sum())
+        print(f"bitwise: {differing} of {one.size} values differ: "
+              f"{'ok' if differing == 0 else 'FAIL'}")
+
+
 def main():
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="command", required=True)
@@ -224,8 +245,13 @@ def main():
     out.add_argument("--mp4")
     c.add_argument("--fps", type=int, default=16)
     c.add_argument("--tolerance", type=float, default=1e-5)
+    p = sub.add_parser("parity")
+    p.add_argument("one")
+    p.add_argument("bands")
+    p.add_argument("--exact", action="store_true")
+    p.add_argument("--tolerance", type=float, default=1e-6)
     args = parser.parse_args()
-    make(args) if args.command == "make" else check(args)
+    {"make": make, "check": check, "parity": parity}[args.command](args)
 
 
 if __name__ == "__main__":

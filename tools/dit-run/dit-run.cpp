@@ -18,11 +18,13 @@
 #include "ditc/Runtime/Comm/Communicator.h"
 #include "ditc/Runtime/Driver/DecodeOnly.h"
 #include "ditc/Runtime/Driver/Launcher.h"
+#include "ditc/Runtime/Driver/PictureOutputs.h"
 #include "ditc/Runtime/IO/Requests.h"
 #include "ditc/Runtime/Driver/Runner.h"
 #include "ditc/Runtime/Sched/Schedulers.h"
 #include "ditc/Support/ArgParser.h"
 #include "ditc/Support/BadInput.h"
+#include "ditc/Support/Strings.h"
 
 #include <cmath>
 #include <cstdio>
@@ -132,9 +134,13 @@ int main(int argc, char **argv) {
       runDecodeOnly(decode);
       return 0;
     }
-    if (parser.get("--save-pixels"))
-      throw BadInput("--save-pixels needs --decode-only: a denoising run writes "
-                     "latents; decode them with dit-run --decode-only");
+    if (auto pixels = parser.get("--save-pixels")) {
+      if (!isPictureOutput(parser.get("--output").value_or("")))
+        throw BadInput("--save-pixels needs --output OUT.png or OUT.mp4 (or "
+                       "--decode-only): a run that writes latents decodes nothing");
+      if (!endsWith(*pixels, ".npy"))
+        throw BadInput("--save-pixels '" + pixels->substr(0, 200) + "' does not end in .npy");
+    }
     RunOptions options;
     options.planDir = parser.positional()[0];
     while (options.planDir.size() > 1 && options.planDir.back() == '/')
@@ -152,6 +158,7 @@ int main(int argc, char **argv) {
     options.latents = parser.get("--latents").value_or("");
     options.requestsFile = parser.get("--requests").value_or("");
     options.report = parser.get("--report").value_or("");
+    options.savePixels = parser.get("--save-pixels").value_or("");
     options.weights = parser.get("--weights").value_or("");
     while (options.weights.size() > 1 && options.weights.back() == '/')
       options.weights.pop_back();

@@ -129,6 +129,16 @@ const Flag kPpPartition =
 const Flag kBackend =
     Flag::option("--attention-backend", "NAME",
                  "fa, sage_attn, sdpa or xformers (default fa)");
+const Flag kVaeParallelSize =
+    degree("--vae-parallel-size", "V",
+           "ranks that decode each replica's latents, each\n"
+           "a band of latent rows (default 1)",
+           "vae_parallel_size");
+const Flag kVaeRowSplit =
+    Flag::option("--vae-row-split", "a,b,...",
+                 "latent rows per VAE band when they are not\n"
+                 "equal; without --vae-parallel-size, one band\n"
+                 "per entry");
 const Flag kNnodes =
     Flag::option("--nnodes", "K", "node shape, for the cross-node warnings")
         .range(1, kMaxParallelDegree);
@@ -165,7 +175,8 @@ const std::vector<const Flag *> &deploymentFlags() {
   static const std::vector<const Flag *> flags = {
       &kNumGpusFlag, &kTpSize, &kUlysses,    &kRing, &kKVGather,
       &kSp,          &kCfg,    &kPp,         &kDp,   &kPpPartition,
-      &kBackend,     &kNnodes, &kGpusPerNode};
+      &kBackend,     &kVaeParallelSize, &kVaeRowSplit, &kNnodes,
+      &kGpusPerNode};
   return flags;
 }
 
@@ -199,6 +210,8 @@ ParallelFlags readParallelFlags(const ArgParser &args) {
   flags.dp = args.getInt(kDp);
   flags.ppPartition = args.get(kPpPartition);
   flags.backend = args.get(kBackend);
+  flags.vaeParallelSize = args.getInt(kVaeParallelSize);
+  flags.vaeRowSplit = args.get(kVaeRowSplit);
   flags.nnodes = args.getInt(kNnodes);
   flags.gpusPerNode = args.getInt(kGpusPerNode);
   flags.meshOrder = args.get(kMeshOrderFlag);

@@ -45,6 +45,17 @@ std::vector<RuleDiagnostic> allDiagnostics(const Request &request,
   return diagnostics;
 }
 
+/// " --vae-parallel-size V" (and its row split) when the VAE is split.
+std::string vaeFlags(const Deployment &deployment) {
+  const Placement *vae = deployment.find("vae");
+  if (!vae || vae->vaeParallelSize == 1)
+    return "";
+  std::string out = " --vae-parallel-size " + std::to_string(vae->vaeParallelSize);
+  for (size_t i = 0; i < vae->vaeRowSplit.size(); ++i)
+    out += (i ? "," : " --vae-row-split ") + std::to_string(vae->vaeRowSplit[i]);
+  return out;
+}
+
 } // namespace
 
 Request readRequest(const ArgParser &args) {
@@ -106,7 +117,8 @@ void printDiagnosticsText(const Request &request,
 std::string verdictLine(const Request &request, const LegalityReport &report) {
   return std::string(report.legal() ? "legal" : "illegal") + ": " +
          escapeInvalidUtf8(request.spec.name) + " with " +
-         degreesAsFlags(report.config.degrees, report.config.numGpus) + ", " +
+         degreesAsFlags(report.config.degrees, report.config.numGpus) +
+         vaeFlags(request.deployment) + ", " +
          std::to_string(report.config.sequenceLength) + " image tokens";
 }
 

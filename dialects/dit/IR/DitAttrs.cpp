@@ -243,9 +243,18 @@ LogicalResult MeshAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult PlacementAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, StringRef component,
     MeshAttr mesh, StringAttr backend, KVCacheAttr kvCache,
-    DenseI64ArrayAttr ppPartition, ArrayAttr instances) {
+    DenseI64ArrayAttr ppPartition, ArrayAttr instances,
+    IntegerAttr vaeParallelSize, DenseI64ArrayAttr rowSplit) {
   if (component.empty())
     return emitError() << "placement needs a component name";
+  if ((vaeParallelSize || rowSplit) && component != "vae")
+    return emitError() << "vae_parallel_size and row_split place the vae; '"
+                       << component << "' is split by its mesh";
+  if (vaeParallelSize && vaeParallelSize.getInt() < 1)
+    return emitError() << "vae_parallel_size must be at least 1, got "
+                       << vaeParallelSize.getInt();
+  if (rowSplit && llvm::any_of(rowSplit.asArrayRef(), [](int64_t r) { return r < 0; }))
+    return emitError() << "row_split of the vae holds a negative row count";
   if (!mesh)
     return emitError() << "placement of '" << component << "' needs a mesh";
   if (instances) {

@@ -154,6 +154,11 @@ def Dit_PlacementAttr : Dit_Attr<"Placement", "placement"> {
     kernel, `kv_cache` the cache kind, and `pp_partition` an explicit number
     of blocks per pipeline stage.
 
+    The `vae` component is split by bands of latent rows only:
+    `vae_parallel_size` ranks decode each replica's latents, `row_split`
+    states the latent rows of each band when they are not equal, and each
+    entry of `instances` (when given) lists one replica's decoding ranks.
+
     ```mlir
     #dit.placement<component = "transformer",
                    mesh = #dit.mesh<cfg = 2, dp = 2>, backend = "fa",
@@ -166,7 +171,9 @@ def Dit_PlacementAttr : Dit_Attr<"Placement", "placement"> {
     OptionalParameter<"::mlir::StringAttr">:$backend,
     OptionalParameter<"::mlir::dit::KVCacheAttr">:$kv_cache,
     OptionalParameter<"::mlir::DenseI64ArrayAttr">:$pp_partition,
-    OptionalParameter<"::mlir::ArrayAttr">:$instances
+    OptionalParameter<"::mlir::ArrayAttr">:$instances,
+    OptionalParameter<"::mlir::IntegerAttr">:$vae_parallel_size,
+    OptionalParameter<"::mlir::DenseI64ArrayAttr">:$row_split
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

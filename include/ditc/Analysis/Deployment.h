@@ -57,6 +57,11 @@ struct Placement {
   std::vector<int64_t> ppPartition;              // empty: the default split
   std::vector<std::vector<int64_t>> instances;   // one rank list per replica
   bool explicitInstances = false;                // from a deployment file
+  /// The vae component only: the ranks that decode one replica's latents,
+  /// each holding a band of latent rows (patch parallelism), and the rows
+  /// of each band when the plan states an uneven split (empty: equal bands).
+  int64_t vaeParallelSize = 1;
+  std::vector<int64_t> vaeRowSplit;
 };
 
 struct Signal {
@@ -116,10 +121,25 @@ defaultInstances(const Degrees &degrees, const std::vector<Axis> &order = {});
 std::vector<Axis> parseMeshOrder(const std::string &where,
                                  const std::string &text);
 
+/// The ranks that decode each transformer replica's final latents, one
+/// list per replica in row-band order: the vae placement's instances when a
+/// deployment file lists them, else the first vae_parallel_size ranks of the
+/// replica (its leader first, since it holds the gathered latents). A list
+/// may be shorter than vae_parallel_size when the replica has fewer ranks;
+/// the vae-ranks rule reports that.
+std::vector<std::vector<int64_t>> vaeDecodeGroups(const Deployment &deployment);
+
+/// The latent rows of each of `groupSize` bands over `latentRows` rows:
+/// `split` when given, else equal bands with the remainder on the first
+/// ones.
+std::vector<int64_t> vaeRowBands(int64_t latentRows, int64_t groupSize,
+                                 const std::vector<int64_t> &split);
+
 /// Parallel flags as given on the command line, before resolution.
 struct ParallelFlags {
   std::optional<int64_t> numGpus, tp, ulysses, ring, kvGather, sp, cfg, pp, dp;
-  std::optional<std::string> ppPartition, backend;
+  std::optional<int64_t> vaeParallelSize;
+  std::optional<std::string> ppPartition, backend, vaeRowSplit;
   std::optional<int64_t> nnodes, gpusPerNode;
   std::optional<std::string> meshOrder;
 };

@@ -55,6 +55,10 @@ struct ModelFacts {
   double guidanceScale = 1.0;
   int64_t height = 0, width = 0, frames = 1, latentFrames = 1;
   int64_t vaeSpatial = 8;
+  int64_t latentHeight = 0;
+  /// The class of @vae_decode's decoder ("AutoencoderKL", ...); empty when
+  /// the module has none.
+  std::string vaeClass;
   std::array<int64_t, 3> patch{1, 1, 1};
 };
 

@@ -72,6 +72,16 @@ const std::vector<LegalityRule> &legalityRules() {
        checkGroupConflict, false},
       {"cross-node", "TP and Ulysses stay on one node (warning)",
        checkCrossNode, false},
+      {"vae-rows", "vae_parallel_size divides the latent rows, or row_split "
+                   "states the bands",
+       checkVaeRows, true},
+      {"vae-halo", "every VAE band holds at least the decoder's halo rows",
+       checkVaeHalo, true},
+      {"vae-ranks", "vae_parallel_size fits the ranks given to the VAE",
+       checkVaeRanks, true},
+      {"vae-latents", "the VAE decodes on ranks of the replica whose latents "
+                      "it takes",
+       checkVaeLatents, false},
   };
   return table;
 }
@@ -118,7 +128,12 @@ Attribute deploymentToAttribute(MLIRContext &context,
             : dit::KVCacheAttr(),
         p.ppPartition.empty() ? DenseI64ArrayAttr()
                               : b.getDenseI64ArrayAttr(p.ppPartition),
-        b.getArrayAttr(instances)));
+        b.getArrayAttr(instances),
+        p.component == "vae" && p.vaeParallelSize != 1
+            ? b.getI64IntegerAttr(p.vaeParallelSize)
+            : IntegerAttr(),
+        p.vaeRowSplit.empty() ? DenseI64ArrayAttr()
+                              : b.getDenseI64ArrayAttr(p.vaeRowSplit)));
   }
   for (const Signal &s : deployment.signals)
     signals.push_back(dit::SignalAttr::get(
@@ -166,10 +181,17 @@ Deployment deploymentFromModule(ModuleOp module) {
           placement.instances.emplace_back(list.begin(), list.end());
         }
         placement.explicitInstances = true;
-      } else {
+      } else if (placement.component != "vae") {
+        // The vae's default ranks come from the transformer's replicas
+        // (vaeDecodeGroups), not from a mesh of its own.
         placement.instances =
             defaultInstances(placement.degrees, deployment.meshOrder);
       }
+      if (auto size = p.getVaeParallelSize())
+        placement.vaeParallelSize = size.getInt();
+      if (auto split = p.getRowSplit())
+        placement.vaeRowSplit.assign(split.asArrayRef().begin(),
+                                     split.asArrayRef().end());
       deployment.placements.push_back(std::move(placement));
     }
     if (auto signals = attr.getSignals())
@@ -238,6 +260,11 @@ FailureOr<LegalityContext> buildLegalityContext(ModuleOp module,
   m.width = workload.getWidth();
   m.frames = workload.getFrames();
   m.latentFrames = workload.getLatentFrames();
+  m.latentHeight = workload.getLatentHeight();
+  module.walk([&](dit::ComponentOp op) {
+    if (op.getKind() == dit::ComponentKind::VaeDecoder)
+      m.vaeClass = op.getClassName().str();
+  });
 
   // Attention ops of the denoiser; a hand-written module without component
   // functions contributes all of its attention ops.

@@ -29,6 +29,11 @@ void checkPagedKVCFG(const LegalityContext &, DiagnosticSink &);
 void checkPPPartition(const LegalityContext &, DiagnosticSink &);
 // Signals between components.
 void checkShardDim(const LegalityContext &, DiagnosticSink &);
+// The VAE's patch parallelism.
+void checkVaeRows(const LegalityContext &, DiagnosticSink &);
+void checkVaeHalo(const LegalityContext &, DiagnosticSink &);
+void checkVaeRanks(const LegalityContext &, DiagnosticSink &);
+void checkVaeLatents(const LegalityContext &, DiagnosticSink &);
 
 } // namespace ditc::rules
 

@@ -85,6 +85,22 @@ Communicator::Communicator(const Manifest &manifest, int64_t rank,
   if (outputMembers.size() > 1 &&
       std::count(outputMembers.begin(), outputMembers.end(), rank))
     outputGroup = build("output.dp" + std::to_string(replica), outputMembers);
+  // The replica's VAE ranks: a group over the bands when there are several,
+  // and one over the bands and the leader for the transfers (the same
+  // group when the leader decodes a band).
+  std::vector<int64_t> decoders = manifest.vaeDecoders(replica);
+  bool decodes = std::count(decoders.begin(), decoders.end(), rank) > 0;
+  bool leaderDecodes = std::count(decoders.begin(), decoders.end(), outputLeader) > 0;
+  if (decoders.size() > 1 && decodes)
+    vaeBandGroup = build("vae.dp" + std::to_string(replica), decoders);
+  if (!leaderDecodes && (decodes || rank == outputLeader)) {
+    std::vector<int64_t> members = decoders;
+    members.push_back(outputLeader);
+    vaeTransferGroup = build("vae-transfer.dp" + std::to_string(replica), members);
+  }
+  vaeGroup = std::make_unique<VaeDecodeGroup>(
+      rank, outputLeader, decoders, manifest.vaeBands(), vaeBandGroup.get(),
+      vaeTransferGroup ? vaeTransferGroup.get() : vaeBandGroup.get());
 }
 
 Communicator::~Communicator() = default;

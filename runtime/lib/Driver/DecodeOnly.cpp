@@ -66,7 +66,8 @@ void runDecodeOnly(const DecodeOptions &options) {
   at::Tensor z = at::from_blob(latents.data.data(), {batch, channels, frames, height, width},
                                at::kFloat);
   StagedOutputs staged;
-  std::string line = pictures.stage(staged, z, options.output, options.savePixels);
+  std::string line = pictures.stage(staged, z, z.sizes().vec(), options.output,
+                                   options.savePixels);
   staged.commit();
   // One line for people and benchmarks (bench/vae_decode.py reads it).
   std::fprintf(stderr, "dit-run: %s\n", line.c_str());

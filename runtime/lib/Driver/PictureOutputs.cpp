@@ -119,11 +119,38 @@ void PictureOutputs::loadParameters(uint64_t seed) {
 }
 
 std::string PictureOutputs::stage(StagedOutputs &staged, const at::Tensor &latents,
+                                  const std::vector<int64_t> &shape,
                                   const std::string &output,
-                                  const std::string &savePixels) const {
+                                  const std::string &savePixels,
+                                  VaeDecodeGroup *group) const {
   DecodeWork work;
   auto started = std::chrono::steady_clock::now();
-  at::Tensor pixels = model.decode(params, latents, &work).contiguous(); // [B, 3, F, H, W]
+  at::Tensor band = group ? group->scatterLatents(latents, shape) : latents;
+  at::Tensor pixels; // [B, 3, F, H, W]
+  if (band.defined())
+    pixels = model.decode(params, band, &work, group ? group->bands() : nullptr);
+  // Where the decode ran, for the line: "" for the leader alone.
+  std::string where, whose;
+  if (group && !(group->decoderRanks().size() == 1 && group->decodes())) {
+    const std::vector<int64_t> &ranks = group->decoderRanks(), &rows = group->bandRows();
+    where = " on ranks [";
+    whose = "latent row bands [";
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      where += (i ? ", " : "") + std::to_string(ranks[i]);
+      whose += (i ? ", " : "") + std::to_string(rows[i]);
+    }
+    where += "]";
+    whose += group->decodes() ? "]; this rank's band " : "]; this rank decodes none: ";
+  }
+  if (group) {
+    int64_t s = model.spatialCompression();
+    pixels = group->gatherPixels(pixels, {shape[0], model.pixelChannels(),
+                                          model.pixelFrames(shape[2]), shape[3] * s,
+                                          shape[4] * s});
+    if (!pixels.defined())
+      return "";
+  }
+  pixels = pixels.contiguous();
   double ms = std::chrono::duration<double, std::milli>(
                   std::chrono::steady_clock::now() - started)
                   .count();
@@ -148,14 +175,16 @@ std::string PictureOutputs::stage(StagedOutputs &staged, const at::Tensor &laten
                                  " of " + std::to_string(frames) + " frames at " +
                                  std::to_string(fps) + " fps"
                            : std::to_string(batch) + " image" + (batch == 1 ? "" : "s");
-  char line[512];
+  // On several bands the FLOPs are this rank's band's, the time the whole
+  // decode's (scatter, bands, gather).
+  char line[768];
   std::snprintf(line, sizeof(line),
-                "decoded %s with %s to %s of %lldx%lld in %.1f ms "
-                "(%.3f GFLOP, %.2f GFLOP/s; convolutions %.3f GFLOP; %d threads)",
-                describeShape(latents.sizes().vec()).c_str(), model.className().c_str(),
-                what.c_str(), (long long)width, (long long)height, ms, work.flops() / 1e9,
-                work.flops() / 1e6 / std::max(ms, 1e-3), work.convolutionFlops / 1e9,
-                at::get_num_threads());
+                "decoded %s with %s to %s of %lldx%lld in %.1f ms%s "
+                "(%s%.3f GFLOP, %.2f GFLOP/s; convolutions %.3f GFLOP; %d threads)",
+                describeShape(shape).c_str(), model.className().c_str(), what.c_str(),
+                (long long)width, (long long)height, ms, where.c_str(), whose.c_str(),
+                work.flops() / 1e9, work.flops() / 1e6 / std::max(ms, 1e-3),
+                work.convolutionFlops / 1e9, at::get_num_threads());
   return line;
 }
 

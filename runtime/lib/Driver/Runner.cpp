@@ -207,14 +207,18 @@ static LoadedRank load(const RunOptions &options) {
     for (const std::string &path : loaded.pictures->outputPaths(request.output, m.batch))
       outputs.claimOutput(flag, path);
   }
+  if (!options.savePixels.empty())
+    outputs.claimOutput("--save-pixels", options.savePixels);
   if (!options.report.empty())
     outputs.claimOutput("--report", options.report);
   loaded.schedule = planSchedule(options, m);
   // Round-robin: replica d serves requests d, d + D, d + 2D, ...
   int64_t replica = m.ranks[options.rank].coords.at("dp");
-  // The replica's leader decodes: its VAE tensors are read (and checked)
-  // before the rendezvous, like every other input.
-  if (loaded.pictures && options.rank == m.replicaLeader(replica))
+  // The replica's decoding ranks (its leader alone, or the plan's VAE
+  // bands) read and check their VAE tensors before the rendezvous, like
+  // every other input.
+  std::vector<int64_t> decoders = m.vaeDecoders(replica);
+  if (loaded.pictures && std::count(decoders.begin(), decoders.end(), options.rank))
     loaded.pictures->loadParameters(uint64_t(options.seed));
   for (size_t k = size_t(replica); k < requests.size(); k += size_t(replicas))
     loaded.requests.push_back(requests[k]);
@@ -508,15 +512,26 @@ void runRank(const RunOptions &options) {
     std::vector<at::Tensor> blocks = comm.gatherOutput(
         latents.tensor.defined() ? latents.tensor : at::Tensor(),
         {m.batch, blockTokens, m.latentFeatures});
-    if (!leader)
+    bool picture = isPictureOutput(request.output);
+    VaeDecodeGroup &vae = comm.vaeDecode();
+    if (!leader && !(picture && vae.decodes()))
       continue;
-    at::Tensor tokens = at::cat(blocks, 1).to(at::kFloat).cpu();
-    at::Tensor out = unpatchify(tokens, m);
-    std::vector<int64_t> shape = out.sizes().vec();
-    if (isPictureOutput(request.output)) {
+    at::Tensor out;
+    std::vector<int64_t> shape{m.batch, m.latentChannels, m.latentFrames, m.latentHeight,
+                               m.latentWidth};
+    if (leader) {
+      at::Tensor tokens = at::cat(blocks, 1).to(at::kFloat).cpu();
+      out = unpatchify(tokens, m);
+      shape = out.sizes().vec();
+    }
+    if (picture) {
+      // The leader sends each of the replica's decoding ranks its band of
+      // latent rows and gathers the pixel bands back (VaeDecodeGroup.h).
       loaded.pictures->loadParameters(uint64_t(request.seed));
-      decoded.push_back(request.output + ": " +
-                        loaded.pictures->stage(staged, out, request.output, ""));
+      std::string line = loaded.pictures->stage(staged, out, shape, request.output,
+                                                options.savePixels, &vae);
+      if (leader)
+        decoded.push_back(request.output + ": " + line);
       continue;
     }
     staged.stage(request.output, encodeNpy(shape, out.data_ptr<float>()));

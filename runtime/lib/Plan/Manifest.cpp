@@ -114,6 +114,18 @@ int64_t Manifest::replicaLeader(int64_t replica) const {
   throw BadInput(path + ": no rank has dp coordinate " + std::to_string(replica));
 }
 
+std::vector<int64_t> Manifest::vaeDecoders(int64_t replica) const {
+  if (vaeGroups.empty())
+    return {replicaLeader(replica)};
+  return vaeGroups.at(size_t(replica));
+}
+
+std::vector<int64_t> Manifest::vaeBands() const {
+  if (vaeRowSplit.empty())
+    return {latentHeight};
+  return vaeRowSplit;
+}
+
 std::vector<int64_t> Manifest::outputHolders(int64_t replica) const {
   int64_t lastStage = axisSize("pp") - 1;
   std::vector<int64_t> holders(latentBlocks(), -1);
@@ -176,6 +188,59 @@ static void checkGroups(const Manifest &m, const JsonObject &top) {
     }
   }
 }
+/// The vae section: each replica's decoding ranks, band by band, and the
+/// latent rows of each band. Checked against the mesh so that every rank
+/// agrees on who decodes which rows before any of them starts.
+static void readVaeSection(const JsonObject &vae, Manifest &m) {
+  int64_t world = m.worldSize();
+  int64_t size = vae.getInt("parallel_size", 1, world);
+  m.vaeRowSplit = vae.getIntList("row_split", 1, m.latentHeight);
+  if (int64_t(m.vaeRowSplit.size()) != size)
+    vae.fail("row_split", "lists " + std::to_string(m.vaeRowSplit.size()) +
+                              " bands; parallel_size is " + std::to_string(size));
+  int64_t rows = 0;
+  for (int64_t band : m.vaeRowSplit)
+    rows += band;
+  if (rows != m.latentHeight)
+    vae.fail("row_split", "covers " + std::to_string(rows) +
+                              " latent rows; the workload's latents have " +
+                              std::to_string(m.latentHeight) +
+                              " (each band needs at least 1 row)");
+  m.vaeGroups = vae.getIntLists("groups", 0, world - 1);
+  int64_t replicas = m.axisSize("dp");
+  if (int64_t(m.vaeGroups.size()) != replicas)
+    vae.fail("groups", "lists " + std::to_string(m.vaeGroups.size()) +
+                           " groups; the mesh has " + std::to_string(replicas) +
+                           " dp replicas, one group each");
+  std::vector<std::vector<int64_t>> byReplica(static_cast<size_t>(replicas));
+  std::vector<bool> claimed(static_cast<size_t>(replicas), false);
+  for (size_t g = 0; g < m.vaeGroups.size(); ++g) {
+    const std::vector<int64_t> &group = m.vaeGroups[g];
+    std::string where = "groups[" + std::to_string(g) + "]";
+    if (int64_t(group.size()) != size)
+      vae.fail(where, "lists " + std::to_string(group.size()) +
+                          " ranks; parallel_size is " + std::to_string(size));
+    int64_t replica = m.ranks[size_t(group.front())].coords.at("dp");
+    for (int64_t rank : group) {
+      if (!m.ranks[size_t(rank)].program)
+        vae.fail(where, "names rank " + std::to_string(rank) +
+                            ", which has no program in this plan");
+      if (m.ranks[size_t(rank)].coords.at("dp") != replica)
+        vae.fail(where, "mixes ranks of dp replicas " + std::to_string(replica) +
+                            " and " +
+                            std::to_string(m.ranks[size_t(rank)].coords.at("dp")) +
+                            "; a replica's latents are decoded by its own ranks");
+      if (std::count(group.begin(), group.end(), rank) > 1)
+        vae.fail(where, "names rank " + std::to_string(rank) + " twice");
+    }
+    if (claimed[size_t(replica)])
+      vae.fail(where, "is a second group for dp replica " + std::to_string(replica));
+    claimed[size_t(replica)] = true;
+    byReplica[size_t(replica)] = group;
+  }
+  m.vaeGroups = std::move(byReplica);
+}
+
 Manifest loadManifest(const std::string &dir) {
   Manifest m;
   m.dir = dir;
@@ -380,6 +445,9 @@ Manifest loadManifest(const std::string &dir) {
                                    " tokens into " +
                                    std::to_string(m.latentBlocks()) +
                                    " blocks, which does not divide");
+
+  if (top.has("vae"))
+    readVaeSection(top.getObject("vae"), m);
 
   // The plan hash covers the manifest and, through their hashes, every
   // program: an edited manifest is as foreign as another plan.

@@ -1,6 +1,7 @@
 //===- AutoencoderKL.cpp - diffusers' AutoencoderKL decoder ---------------===//
 #include "ditc/Runtime/Vae/AutoencoderKL.h"
 #include "ditc/Runtime/Vae/Attention.h"
+#include "ditc/Runtime/Vae/Bands.h"
 #include "ditc/Support/BadInput.h"
 #include "ditc/Support/JsonFile.h"
 
@@ -60,8 +61,9 @@ std::pair<int64_t, int64_t> upBlockChannels(const AutoencoderKLConfig &config,
 class Decoder {
 public:
   Decoder(const AutoencoderKLConfig &config, const VaeParameters &params,
-          DecodeWork &work)
-      : config(config), params(params), work(work) {}
+          DecodeWork &work, Bands *bands)
+      : config(config), params(params), work(work),
+        bands(bands && bands->count() > 1 ? bands : nullptr) {}
 
   at::Tensor run(at::Tensor x) const {
     if (config.postQuantConv)
@@ -95,14 +97,19 @@ private:
   at::Tensor conv(const std::string &name, const at::Tensor &x,
                   int64_t padding) const {
     const at::Tensor &weight = param(name + ".weight");
-    at::Tensor out = at::conv2d(x, weight, param(name + ".bias"), {1, 1},
-                                {padding, padding});
+    // A band reads its neighbours' edge rows where the image pads.
+    at::Tensor out = bands && padding > 0
+                         ? at::conv2d(bands->withHalo(x, padding), weight,
+                                      param(name + ".bias"), at::IntArrayRef{1, 1},
+                                      at::IntArrayRef{0, padding})
+                         : at::conv2d(x, weight, param(name + ".bias"), {1, 1},
+                                      {padding, padding});
     work.convolutionFlops += 2.0 * double(out.numel()) * double(weight[0].numel());
     return out;
   }
   at::Tensor groupNorm(const std::string &name, const at::Tensor &x) const {
-    return at::group_norm(x, config.normGroups, param(name + ".weight"),
-                          param(name + ".bias"), kGroupNormEps);
+    return bandGroupNorm(bands, x, config.normGroups, param(name + ".weight"),
+                         param(name + ".bias"), kGroupNormEps);
   }
   at::Tensor resnet(const std::string &name, const at::Tensor &x) const {
     at::Tensor h = conv(name + ".conv1", at::silu(groupNorm(name + ".norm1", x)), 1);
@@ -126,6 +133,14 @@ private:
     // Four C x C projections; pixelAttention counts the score products.
     work.attentionFlops +=
         2.0 * double(batch) * double(pixels) * double(channels) * 4.0 * double(channels);
+    if (bands) {
+      // The band's queries attend to every pixel: K and V of all bands.
+      std::vector<int64_t> sizes;
+      for (int64_t rows : bands->latentRows())
+        sizes.push_back(rows * x.size(3));
+      k = bands->allGather(k, 1, sizes);
+      v = bands->allGather(v, 1, sizes);
+    }
     at::Tensor attended = pixelAttention(q, k, v, work);
     at::Tensor out = at::linear(attended, param(name + ".to_out.0.weight"),
                                 param(name + ".to_out.0.bias"));
@@ -135,6 +150,7 @@ private:
   const AutoencoderKLConfig &config;
   const VaeParameters &params;
   DecodeWork &work;
+  Bands *bands; // nullptr: the whole image on this rank
 };
 
 } // namespace
@@ -229,11 +245,12 @@ at::Tensor denormalizeLatents(const AutoencoderKLConfig &config,
 
 at::Tensor decodeAutoencoderKL(const AutoencoderKLConfig &config,
                                const VaeParameters &params,
-                               const at::Tensor &latents, DecodeWork *work) {
+                               const at::Tensor &latents, DecodeWork *work,
+                               Bands *bands) {
   at::NoGradGuard noGrad;
   DecodeWork counted;
-  at::Tensor pixels =
-      Decoder(config, params, counted).run(latents.to(at::kFloat).contiguous());
+  at::Tensor pixels = Decoder(config, params, counted, bands)
+                          .run(latents.to(at::kFloat).contiguous());
   if (work)
     *work = counted;
   return pixels;

@@ -1,6 +1,7 @@
 //===- AutoencoderKLWan.cpp - diffusers' Wan and Qwen-Image VAEs ----------===//
 #include "ditc/Runtime/Vae/AutoencoderKLWan.h"
 #include "ditc/Runtime/Vae/Attention.h"
+#include "ditc/Runtime/Vae/Bands.h"
 #include "ditc/Support/BadInput.h"
 #include "ditc/Support/JsonFile.h"
 
@@ -92,8 +93,9 @@ std::string upsamplerName(const WanVaeConfig &config, size_t block) {
 class Decoder {
 public:
   Decoder(const WanVaeConfig &config, const VaeParameters &params,
-          DecodeWork &work)
-      : config(config), params(params), work(work), blocks(upBlocks(config)) {}
+          DecodeWork &work, Bands *bands)
+      : config(config), params(params), work(work), blocks(upBlocks(config)),
+        bands(bands && bands->count() > 1 ? bands : nullptr) {}
 
   /// One latent frame [B, z, 1, h, w] (after post_quant_conv) to its
   /// frames of pixels; `firstChunk` for latent frame 0.
@@ -110,7 +112,7 @@ public:
   }
 
   at::Tensor pointwiseConv(const std::string &name, const at::Tensor &x) {
-    return conv3d(name, x, at::Tensor(), 0);
+    return conv3d(name, x, at::Tensor(), 0, 0);
   }
 
 private:
@@ -135,17 +137,18 @@ private:
   }
 
   /// WanCausalConv3d: zero padding of 2 x pad frames in front (less the
-  /// cached frames put there instead), `pad` pixels on each side.
+  /// cached frames put there instead), `pad` columns on each side and
+  /// `rowPad` rows (0 where a band's halo already stands there).
   at::Tensor conv3d(const std::string &name, at::Tensor x,
-                    const at::Tensor &cached, int64_t pad) {
+                    const at::Tensor &cached, int64_t pad, int64_t rowPad) {
     const at::Tensor &weight = param(name + ".weight");
     int64_t frontFrames = 2 * ((weight.size(2) - 1) / 2);
     if (cached.defined() && frontFrames > 0) {
       x = at::cat({cached, x}, 2);
       frontFrames -= cached.size(2);
     }
-    if (frontFrames > 0 || pad > 0)
-      x = at::constant_pad_nd(x, {pad, pad, pad, pad, frontFrames, 0});
+    if (frontFrames > 0 || pad > 0 || rowPad > 0)
+      x = at::constant_pad_nd(x, {pad, pad, rowPad, rowPad, frontFrames, 0});
     at::Tensor out = at::conv3d(x, weight, param(name + ".bias"));
     work.convolutionFlops += 2.0 * double(out.numel()) * double(weight[0].numel());
     return out;
@@ -162,10 +165,13 @@ private:
   }
 
   /// A causal convolution with a feature-cache slot (3x3x3, padding 1).
-  at::Tensor cachedConv(const std::string &name, const at::Tensor &x) {
+  /// A band caches its frames with their halo rows, so the next chunk's
+  /// cached frames need no exchange.
+  at::Tensor cachedConv(const std::string &name, const at::Tensor &input) {
     Slot &state = nextSlot();
+    at::Tensor x = bands ? bands->withHalo(input, 1) : input;
     at::Tensor keep = framesToCache(x, state);
-    at::Tensor out = conv3d(name, x, state.frames, 1);
+    at::Tensor out = conv3d(name, x, state.frames, 1, bands ? 0 : 1);
     state.frames = keep;
     return out;
   }
@@ -202,6 +208,14 @@ private:
     // score products.
     work.attentionFlops +=
         2.0 * double(b * t) * double(pixels) * double(c) * 4.0 * double(c);
+    if (bands) {
+      // The band's queries attend to every pixel of their frame.
+      std::vector<int64_t> sizes;
+      for (int64_t rows : bands->latentRows())
+        sizes.push_back(rows * w);
+      k = bands->allGather(k, 1, sizes);
+      v = bands->allGather(v, 1, sizes);
+    }
     at::Tensor attended =
         pixelAttention(q, k, v, work).transpose(1, 2).reshape({b * t, c, h, w});
     at::Tensor out = at::conv2d(attended, param(name + ".proj.weight"),
@@ -223,7 +237,7 @@ private:
         if (keep.size(2) < kCachedFrames)
           keep = at::cat({at::zeros_like(keep), keep}, 2);
         // "Rep" convolves with zero padding, as if the cache held zeros.
-        x = conv3d(name + ".time_conv", x, state.rep ? at::Tensor() : state.frames, 0);
+        x = conv3d(name + ".time_conv", x, state.rep ? at::Tensor() : state.frames, 0, 0);
         state.rep = false;
         state.frames = keep;
         // Channels [0, c) are each frame's first half-step, [c, 2c) its
@@ -236,7 +250,11 @@ private:
     // nearest-exact at scale 2 picks source index floor((i + 0.5) / 2) = i / 2.
     frames = at::upsample_nearest2d(frames, {2 * h, 2 * w});
     const at::Tensor &weight = param(name + ".resample.1.weight");
-    frames = at::conv2d(frames, weight, param(name + ".resample.1.bias"), {1, 1}, {1, 1});
+    frames = bands ? at::conv2d(bands->withHalo(frames, 1), weight,
+                                param(name + ".resample.1.bias"), at::IntArrayRef{1, 1},
+                                at::IntArrayRef{0, 1})
+                   : at::conv2d(frames, weight, param(name + ".resample.1.bias"), {1, 1},
+                                {1, 1});
     work.convolutionFlops += 2.0 * double(frames.numel()) * double(weight[0].numel());
     int64_t outC = frames.size(1);
     return frames.reshape({b, t, outC, 2 * h, 2 * w}).permute({0, 2, 1, 3, 4});
@@ -276,6 +294,7 @@ private:
   const VaeParameters &params;
   DecodeWork &work;
   std::vector<UpBlock> blocks;
+  Bands *bands; // nullptr: the whole image on this rank
   std::vector<Slot> cache;
   size_t slot = 0;
 };
@@ -483,10 +502,10 @@ at::Tensor denormalizeWanLatents(const WanVaeConfig &config, const at::Tensor &l
 }
 
 at::Tensor decodeWanVae(const WanVaeConfig &config, const VaeParameters &params,
-                        const at::Tensor &latents, DecodeWork *work) {
+                        const at::Tensor &latents, DecodeWork *work, Bands *bands) {
   at::NoGradGuard noGrad;
   DecodeWork counted;
-  Decoder decoder(config, params, counted);
+  Decoder decoder(config, params, counted, bands);
   at::Tensor x = decoder.pointwiseConv("post_quant_conv", latents.to(at::kFloat).contiguous());
   std::vector<at::Tensor> chunks;
   for (int64_t i = 0; i < x.size(2); ++i)

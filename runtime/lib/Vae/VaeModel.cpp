@@ -84,14 +84,15 @@ int64_t VaeModel::decodePeakBytes(int64_t batch, int64_t frames, int64_t height,
 }
 
 at::Tensor VaeModel::decode(const VaeParameters &params, const at::Tensor &latents,
-                            DecodeWork *work) const {
+                            DecodeWork *work, Bands *bands) const {
   if (auto *kl = std::get_if<AutoencoderKLConfig>(&config)) {
     at::Tensor image = latents.select(2, 0);
-    return decodeAutoencoderKL(*kl, params, denormalizeLatents(*kl, image), work)
+    return decodeAutoencoderKL(*kl, params, denormalizeLatents(*kl, image), work, bands)
         .unsqueeze(2);
   }
   const WanVaeConfig &wan = std::get<WanVaeConfig>(config);
-  at::Tensor pixels = decodeWanVae(wan, params, denormalizeWanLatents(wan, latents), work);
+  at::Tensor pixels =
+      decodeWanVae(wan, params, denormalizeWanLatents(wan, latents), work, bands);
   // Qwen-Image's pipeline keeps frame 0 of the one-frame video.
   return decodesVideo() ? pixels : pixels.narrow(2, 0, 1).contiguous();
 }

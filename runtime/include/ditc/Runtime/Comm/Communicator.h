@@ -12,6 +12,7 @@
 #define DITC_RUNTIME_COMMUNICATOR_H
 
 #include "ditc/Runtime/Comm/Rendezvous.h"
+#include "ditc/Runtime/Comm/VaeDecodeGroup.h"
 #include "ditc/Runtime/Plan/Manifest.h"
 
 #include <ATen/ATen.h>
@@ -127,6 +128,10 @@ public:
   std::vector<at::Tensor> gatherOutput(const at::Tensor &myBlock,
                                        const std::vector<int64_t> &shape);
 
+  /// This rank's part in decoding its replica's latents (the plan's vae
+  /// section; the leader alone without one).
+  VaeDecodeGroup &vaeDecode() { return *vaeGroup; }
+
   /// Every rank publishes `values` under `name` through the rendezvous
   /// store; rank 0 waits (up to --timeout) for every rank's and returns
   /// them in rank order. Other ranks return nothing. Every rank must call
@@ -176,6 +181,8 @@ private:
   std::map<std::string, std::unique_ptr<Group>> groups;
   std::unique_ptr<Group> outputGroup;
   int64_t outputLeader = 0; // the rank that gathers this replica's outputs
+  std::unique_ptr<Group> vaeBandGroup, vaeTransferGroup;
+  std::unique_ptr<VaeDecodeGroup> vaeGroup;
   int start(std::unique_ptr<Transfer> transfer);
   at::Tensor finish(std::unique_ptr<Transfer> transfer);
 

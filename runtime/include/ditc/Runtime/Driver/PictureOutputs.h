@@ -13,6 +13,7 @@
 #ifndef DITC_RUNTIME_DRIVER_PICTUREOUTPUTS_H
 #define DITC_RUNTIME_DRIVER_PICTUREOUTPUTS_H
 
+#include "ditc/Runtime/Comm/VaeDecodeGroup.h"
 #include "ditc/Runtime/IO/OutputPolicy.h"
 #include "ditc/Runtime/Plan/Manifest.h"
 #include "ditc/Runtime/Vae/VaeModel.h"
@@ -50,9 +51,13 @@ public:
 
   /// Decodes `latents` [B, C, F, H, W] and stages one file per batch item
   /// (and the float pixels when `savePixels` is not empty). Returns the
-  /// line dit-run prints about it.
+  /// line dit-run prints about it. With `group`, every decoding rank of the
+  /// replica calls it: the leader with the latents, the others with an
+  /// undefined tensor; they decode a band each, and only the leader stages
+  /// (the others return an empty line). `shape` is the latents' shape.
   std::string stage(StagedOutputs &staged, const at::Tensor &latents,
-                    const std::string &output, const std::string &savePixels) const;
+                    const std::vector<int64_t> &shape, const std::string &output,
+                    const std::string &savePixels, VaeDecodeGroup *group = nullptr) const;
 
 private:
   std::string family, weights, vaeFolder;

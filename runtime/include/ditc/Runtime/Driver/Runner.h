@@ -21,6 +21,7 @@ struct RunOptions {
   std::string latents;    // optional .npy initial noise, [B, C, F, H, W]
   std::string requestsFile; // optional JSONL, one request per line (Requests.h)
   std::string report;     // optional JSON of rank 0's per-step timings
+  std::string savePixels; // optional .npy of the decoded float pixels
   std::string weights;    // optional diffusers snapshot (Weights.h); else seeded
   std::string pooledEmbeds;    // optional .npy, [branches, B, pooled_dim]
   std::optional<double> guidanceScale; // --guidance-scale: overrides the plan's

@@ -75,6 +75,11 @@ struct Manifest {
   /// latents.feature_order: each token's features are (C, pt, ph, pw) when
   /// true, (pt, ph, pw, C) otherwise (the family's unpatchify order).
   bool channelsFirst = false;
+  /// vae: the ranks that decode each replica's latents, band by band
+  /// (indexed by dp coordinate), and the latent rows of each band. Empty
+  /// when the plan has no vae section: each replica's leader decodes alone.
+  std::vector<std::vector<int64_t>> vaeGroups;
+  std::vector<int64_t> vaeRowSplit;
 
   int64_t worldSize() const { return int64_t(ranks.size()); }
   int64_t axisSize(const std::string &axis) const;
@@ -98,6 +103,11 @@ struct Manifest {
   std::vector<int64_t> outputHolders(int64_t replica = 0) const;
   /// The rank that writes replica `replica`'s outputs: its lowest rank.
   int64_t replicaLeader(int64_t replica) const;
+  /// The ranks that decode replica `replica`'s latents, in band order: the
+  /// plan's vae group, or the leader alone.
+  std::vector<int64_t> vaeDecoders(int64_t replica) const;
+  /// The latent rows of each band of vaeDecoders (all rows for one rank).
+  std::vector<int64_t> vaeBands() const;
 };
 
 /// "[1, 16, 32]": a shape as messages and logs show it.

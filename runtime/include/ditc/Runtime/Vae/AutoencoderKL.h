@@ -13,6 +13,7 @@
 #ifndef DITC_RUNTIME_VAE_AUTOENCODERKL_H
 #define DITC_RUNTIME_VAE_AUTOENCODERKL_H
 
+#include "ditc/Runtime/Vae/Bands.h"
 #include "ditc/Runtime/Vae/Parameters.h"
 
 #include <ATen/ATen.h>
@@ -56,11 +57,12 @@ at::Tensor denormalizeLatents(const AutoencoderKLConfig &config,
 /// AutoencoderKL.decode on `latents` [B, latent_channels, H, W] (already
 /// denormalized): pixels [B, out_channels, H * s, W * s] in float32, where s
 /// is the spatial compression. `params` holds every decoder parameter.
-/// `work`, when given, receives the FLOPs computed.
+/// `work`, when given, receives the FLOPs computed. With `bands`, `latents`
+/// is this rank's band of rows and so are the pixels (Bands.h).
 at::Tensor decodeAutoencoderKL(const AutoencoderKLConfig &config,
                                const VaeParameters &params,
                                const at::Tensor &latents,
-                               DecodeWork *work = nullptr);
+                               DecodeWork *work = nullptr, Bands *bands = nullptr);
 
 } // namespace ditc::runtime
 

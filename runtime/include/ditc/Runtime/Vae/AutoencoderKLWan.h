@@ -16,6 +16,7 @@
 #ifndef DITC_RUNTIME_VAE_AUTOENCODERKLWAN_H
 #define DITC_RUNTIME_VAE_AUTOENCODERKLWAN_H
 
+#include "ditc/Runtime/Vae/Bands.h"
 #include "ditc/Runtime/Vae/Parameters.h"
 
 #include <ATen/ATen.h>
@@ -83,9 +84,11 @@ at::Tensor denormalizeWanLatents(const WanVaeConfig &config,
 /// [B, z_dim, F, H, W], already denormalized: pixels
 /// [B, pixelChannels, pixelFrames(F), H * s, W * s] in float32, clamped to
 /// [-1, 1] as diffusers' _decode clamps. `work`, when given, receives the
-/// FLOPs computed.
+/// FLOPs computed. With `bands`, `latents` is this rank's band of rows and
+/// so are the pixels (Bands.h).
 at::Tensor decodeWanVae(const WanVaeConfig &config, const VaeParameters &params,
-                        const at::Tensor &latents, DecodeWork *work = nullptr);
+                        const at::Tensor &latents, DecodeWork *work = nullptr,
+                        Bands *bands = nullptr);
 
 } // namespace ditc::runtime
 

@@ -12,6 +12,7 @@
 
 #include "ditc/Runtime/Vae/AutoencoderKL.h"
 #include "ditc/Runtime/Vae/AutoencoderKLWan.h"
+#include "ditc/Runtime/Vae/Bands.h"
 #include "ditc/Runtime/Vae/Parameters.h"
 
 #include <ATen/ATen.h>
@@ -51,8 +52,10 @@ public:
   /// The pipeline's decode of `latents` [B, C, F, H, W] as dit-run writes
   /// them: denormalisation, the VAE's decode, and for image VAEs the one
   /// frame. Pixels are float32, [B, 3, F', H', W'] (F' = 1 for images).
+  /// With `bands`, `latents` is this rank's band of latent rows and the
+  /// pixels are its band of pixel rows (Bands.h).
   at::Tensor decode(const VaeParameters &params, const at::Tensor &latents,
-                    DecodeWork *work = nullptr) const;
+                    DecodeWork *work = nullptr, Bands *bands = nullptr) const;
 
 private:
   std::string name;

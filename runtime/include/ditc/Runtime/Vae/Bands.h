@@ -1,0 +1,58 @@
+//===- Bands.h - one rank's band of a patch-parallel VAE decode -*- C++ -*-===//
+//
+// Patch parallelism splits a decode's latent rows into bands, one per rank;
+// upsampling doubles every band with the image, so each rank keeps its band
+// from the latents to the pixels. Three things cross band edges, and each
+// has an exchange here that makes the bands' decode the one-rank decode:
+//   - every 3x3 convolution reads one row beyond each edge: the halo, sent
+//     by the neighbours (zeros at the image's edges, as the padding is);
+//   - GroupNorm's statistics span the whole image: the bands all-reduce
+//     their partial sums;
+//   - the mid block's attention is global: the bands all-gather K and V.
+// The decoders take a Bands, or nullptr for a one-rank decode.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DITC_RUNTIME_VAE_BANDS_H
+#define DITC_RUNTIME_VAE_BANDS_H
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace ditc::runtime {
+
+class Bands {
+public:
+  virtual ~Bands() = default;
+  /// The number of bands and this rank's.
+  virtual int64_t count() const = 0;
+  virtual int64_t index() const = 0;
+  /// The latent rows of every band, in band order.
+  virtual const std::vector<int64_t> &latentRows() const = 0;
+  /// `x` ([..., rows, width]) with `halo` rows of the band above before its
+  /// first row and of the band below after its last: zeros at the image's
+  /// top and bottom. Every band calls it together.
+  virtual at::Tensor withHalo(const at::Tensor &x, int64_t halo) = 0;
+  /// The element-wise sum of every band's `x` (same shape everywhere).
+  virtual at::Tensor allReduceSum(const at::Tensor &x) = 0;
+  /// Every band's `x` concatenated along `dim` in band order, band b
+  /// holding `sizes[b]` entries there.
+  virtual at::Tensor allGather(const at::Tensor &x, int64_t dim,
+                               const std::vector<int64_t> &sizes) = 0;
+};
+
+/// `x` with `halo` rows from the neighbouring bands (Bands::withHalo), or
+/// zero rows when there is only one band.
+at::Tensor rowsWithHalo(Bands *bands, const at::Tensor &x, int64_t halo);
+
+/// GroupNorm over every band's rows together: the statistics of each
+/// (item, group) over all channels of the group and all pixels, accumulated
+/// in float64 and all-reduced, then applied to this band. `x` is
+/// [B, C, ...spatial]; with nullptr it is at::group_norm.
+at::Tensor bandGroupNorm(Bands *bands, const at::Tensor &x, int64_t groups,
+                         const at::Tensor &weight, const at::Tensor &bias, double eps);
+
+} // namespace ditc::runtime
+
+#endif // DITC_RUNTIME_VAE_BANDS_H
