@@ -7,7 +7,7 @@
 //           [--skip-memory-check] [--scheduler-config FILE.json]
 //           [--sigmas s0,...,sK] [--guidance-scale G] [--pooled-embeds FILE.npy]
 //   dit-run PLAN_DIR --decode-only --latents L.npy [--weights SNAPSHOT_DIR]
-//           --output OUT.png [--save-pixels P.npy]
+//           --output OUT.png [--save-pixels P.npy] [--nproc N] [--timeout SEC]
 //
 // With --nproc, starts N local ranks on loopback. Without it, runs one rank
 // from torchrun-style variables (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR,
@@ -44,7 +44,7 @@ static const char *const kUsage =
     "               [--skip-memory-check] [--scheduler-config FILE.json]\n"
     "               [--sigmas s0,...,sK] [--guidance-scale G] [--pooled-embeds FILE.npy]\n"
     "       dit-run PLAN_DIR --decode-only --latents L.npy [--weights SNAPSHOT_DIR]\n"
-    "               --output OUT.png|OUT.mp4 [--save-pixels P.npy]\n"
+    "               --output OUT.png|OUT.mp4 [--save-pixels P.npy] [--nproc N]\n"
     "  PLAN_DIR         a folder written by `ditc compile` (or one rank-<r>/ bundle)\n"
     "  --output OUT.npy the final latents [B, C, F, H, W]; with dp > 1, replica i\n"
     "                   serves seed + i and writes OUT.dp<i>.npy. OUT.png or OUT.mp4\n"
@@ -72,9 +72,11 @@ static const char *const kUsage =
     "                   --weights' vae/ folder, else drawn from seed 0) instead of\n"
     "                   denoising: one PNG (pictures) or H.264 MP4 (videos, Wan at\n"
     "                   16 fps) per batch item, OUT.png, OUT-1.png, ... (8-bit RGB,\n"
-    "                   as diffusers converts)\n"
-    "  --save-pixels P  with --decode-only, also the float pixels as .npy: [B, 3, H, W]\n"
-    "                   for pictures, [B, 3, F, H, W] for videos\n"
+    "                   as diffusers converts); one process, or with --nproc (or a\n"
+    "                   launcher) the plan's ranks, in bands when the plan splits the\n"
+    "                   VAE (ditc compile --vae-parallel-size)\n"
+    "  --save-pixels P  with OUT.png or OUT.mp4, also the float pixels as .npy:\n"
+    "                   [B, 3, H, W] for pictures, [B, 3, F, H, W] for videos\n"
     "  --skip-memory-check  run even when the plan's estimated peak exceeds the\n"
     "                   memory available (by default refused before any rank starts)\n"
     "exit codes: 0 done, 1 run failure, 2 bad input\n";
@@ -87,6 +89,21 @@ static std::string requireEnv(const char *name) {
                                "and MASTER_PORT; ") +
                    name + " is not set");
   return value;
+}
+
+/// The arguments a launched rank gets: these, without --nproc.
+static std::vector<std::string> withoutNproc(const std::vector<std::string> &args) {
+  std::vector<std::string> rankArgs;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--nproc") {
+      ++i;
+      continue;
+    }
+    if (args[i].rfind("--nproc=", 0) == 0)
+      continue;
+    rankArgs.push_back(args[i]);
+  }
+  return rankArgs;
 }
 
 static int64_t envInt(const char *name, int64_t min, int64_t max) {
@@ -114,14 +131,13 @@ int main(int argc, char **argv) {
     parser.parse(args);
     parser.expectPositionals(1, "PLAN_DIR");
     if (parser.has("--decode-only")) {
-      // The decode is one process: the flags of a denoising run do not apply.
-      for (const char *flag : {"--steps", "--seed", "--dtype", "--timeout", "--backend",
-                               "--text-embeds", "--threads", "--report", "--requests",
-                               "--pooled-embeds", "--guidance-scale",
-                               "--scheduler-config", "--sigmas", "--nproc"})
+      // The decode takes no denoising flags.
+      for (const char *flag : {"--steps", "--seed", "--dtype", "--backend", "--text-embeds",
+                               "--threads", "--report", "--requests", "--pooled-embeds",
+                               "--guidance-scale", "--scheduler-config", "--sigmas"})
         if (parser.get(flag))
           throw BadInput(std::string(flag) + " does not apply with --decode-only, "
-                         "which decodes given latents in one process");
+                         "which decodes given latents");
       DecodeOptions decode;
       decode.planDir = parser.positional()[0];
       decode.latents = parser.get("--latents").value_or("");
@@ -131,6 +147,31 @@ int main(int argc, char **argv) {
       decode.output = parser.get("--output").value_or("");
       decode.savePixels = parser.get("--save-pixels").value_or("");
       decode.memoryCheck = !parser.has("--skip-memory-check");
+      int64_t timeoutSeconds = parser.getInt("--timeout", 1, 86400).value_or(300);
+      decode.rendezvous.timeout = std::chrono::milliseconds(timeoutSeconds * 1000);
+      if (auto nproc = parser.getInt("--nproc", 1, 4096)) {
+        // The plan's ranks on loopback, each decoding its band.
+        decode.distributed = true;
+        decode.worldSize = *nproc;
+        validateDecodeOnly(decode);
+        std::fflush(stdout);
+        setPassiveWait();
+        return launchLocalRanks(int(*nproc), withoutNproc(args), decode.rendezvous.timeout);
+      }
+      if (std::getenv("WORLD_SIZE")) {
+        // A rank started by --nproc or another launcher.
+        restartForPassiveWait(argv);
+        decode.distributed = true;
+        rank = envInt("RANK", 0, 1 << 20);
+        decode.rank = rank;
+        decode.worldSize = envInt("WORLD_SIZE", 1, 1 << 20);
+        decode.rendezvous.masterAddr = requireEnv("MASTER_ADDR");
+        decode.rendezvous.masterPort = int(envInt("MASTER_PORT", 1, 65535));
+        runDecodeOnly(decode);
+        std::fflush(stdout);
+        std::fflush(stderr);
+        ::_exit(0);
+      }
       runDecodeOnly(decode);
       return 0;
     }
@@ -190,19 +231,9 @@ int main(int argc, char **argv) {
       options.rank = 0;
       // Refuse bad input once, here, rather than once per rank.
       validateBeforeRendezvous(options);
-      std::vector<std::string> rankArgs;
-      for (size_t i = 0; i < args.size(); ++i) {
-        if (args[i] == "--nproc") {
-          ++i;
-          continue;
-        }
-        if (args[i].rfind("--nproc=", 0) == 0)
-          continue;
-        rankArgs.push_back(args[i]);
-      }
       std::fflush(stdout);
       setPassiveWait(); // for the ranks it starts (Runner.h)
-      return launchLocalRanks(int(*nproc), rankArgs, options.rendezvous.timeout);
+      return launchLocalRanks(int(*nproc), withoutNproc(args), options.rendezvous.timeout);
     }
 
     restartForPassiveWait(argv);

@@ -92,15 +92,12 @@ Communicator::Communicator(const Manifest &manifest, int64_t rank,
   bool decodes = std::count(decoders.begin(), decoders.end(), rank) > 0;
   bool leaderDecodes = std::count(decoders.begin(), decoders.end(), outputLeader) > 0;
   if (decoders.size() > 1 && decodes)
-    vaeBandGroup = build("vae.dp" + std::to_string(replica), decoders);
+    vaeBands = build("vae.dp" + std::to_string(replica), decoders);
   if (!leaderDecodes && (decodes || rank == outputLeader)) {
     std::vector<int64_t> members = decoders;
     members.push_back(outputLeader);
-    vaeTransferGroup = build("vae-transfer.dp" + std::to_string(replica), members);
+    vaeTransfers = build("vae-transfer.dp" + std::to_string(replica), members);
   }
-  vaeGroup = std::make_unique<VaeDecodeGroup>(
-      rank, outputLeader, decoders, manifest.vaeBands(), vaeBandGroup.get(),
-      vaeTransferGroup ? vaeTransferGroup.get() : vaeBandGroup.get());
 }
 
 Communicator::~Communicator() = default;

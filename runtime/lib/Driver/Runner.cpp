@@ -513,7 +513,8 @@ void runRank(const RunOptions &options) {
         latents.tensor.defined() ? latents.tensor : at::Tensor(),
         {m.batch, blockTokens, m.latentFeatures});
     bool picture = isPictureOutput(request.output);
-    VaeDecodeGroup &vae = comm.vaeDecode();
+    VaeDecodeGroup vae(rank, comm.replicaLeader(), m.vaeDecoders(replica), m.vaeBands(),
+                       comm.vaeBandGroup(), comm.vaeTransferGroup());
     if (!leader && !(picture && vae.decodes()))
       continue;
     at::Tensor out;

@@ -12,7 +12,6 @@
 #define DITC_RUNTIME_COMMUNICATOR_H
 
 #include "ditc/Runtime/Comm/Rendezvous.h"
-#include "ditc/Runtime/Comm/VaeDecodeGroup.h"
 #include "ditc/Runtime/Plan/Manifest.h"
 
 #include <ATen/ATen.h>
@@ -128,9 +127,16 @@ public:
   std::vector<at::Tensor> gatherOutput(const at::Tensor &myBlock,
                                        const std::vector<int64_t> &shape);
 
-  /// This rank's part in decoding its replica's latents (the plan's vae
-  /// section; the leader alone without one).
-  VaeDecodeGroup &vaeDecode() { return *vaeGroup; }
+  /// The groups of this rank's replica's VAE decode (the plan's vae
+  /// section): over its decoding ranks when there are several and this rank
+  /// is one; for the leader's transfers, over them and the leader when the
+  /// leader decodes none (else the band group). nullptr where not built.
+  Group *vaeBandGroup() const { return vaeBands.get(); }
+  Group *vaeTransferGroup() const {
+    return vaeTransfers ? vaeTransfers.get() : vaeBands.get();
+  }
+  /// The lowest rank of this rank's replica: it gathers the outputs.
+  int64_t replicaLeader() const { return outputLeader; }
 
   /// Every rank publishes `values` under `name` through the rendezvous
   /// store; rank 0 waits (up to --timeout) for every rank's and returns
@@ -181,8 +187,7 @@ private:
   std::map<std::string, std::unique_ptr<Group>> groups;
   std::unique_ptr<Group> outputGroup;
   int64_t outputLeader = 0; // the rank that gathers this replica's outputs
-  std::unique_ptr<Group> vaeBandGroup, vaeTransferGroup;
-  std::unique_ptr<VaeDecodeGroup> vaeGroup;
+  std::unique_ptr<Group> vaeBands, vaeTransfers;
   int start(std::unique_ptr<Transfer> transfer);
   at::Tensor finish(std::unique_ptr<Transfer> transfer);
 

@@ -13,7 +13,7 @@
 #ifndef DITC_RUNTIME_DRIVER_PICTUREOUTPUTS_H
 #define DITC_RUNTIME_DRIVER_PICTUREOUTPUTS_H
 
-#include "ditc/Runtime/Comm/VaeDecodeGroup.h"
+#include "ditc/Runtime/Driver/VaeDecodeGroup.h"
 #include "ditc/Runtime/IO/OutputPolicy.h"
 #include "ditc/Runtime/Plan/Manifest.h"
 #include "ditc/Runtime/Vae/VaeModel.h"

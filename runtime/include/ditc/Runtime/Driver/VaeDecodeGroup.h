@@ -5,10 +5,12 @@
 // rank its band of latent rows, the bands decode together (Vae/Bands.h:
 // halos, GroupNorm sums, K/V), and the leader gathers the pixel bands back
 // in band order. With one band the leader decodes alone and nothing moves.
+// The process groups are the Communicator's (Comm); the bands' exchanges
+// are what the decoders ask for (Vae/Bands.h): this joins the two.
 //
 //===----------------------------------------------------------------------===//
-#ifndef DITC_RUNTIME_COMM_VAEDECODEGROUP_H
-#define DITC_RUNTIME_COMM_VAEDECODEGROUP_H
+#ifndef DITC_RUNTIME_DRIVER_VAEDECODEGROUP_H
+#define DITC_RUNTIME_DRIVER_VAEDECODEGROUP_H
 
 #include "ditc/Runtime/Vae/Bands.h"
 
@@ -60,4 +62,4 @@ private:
 
 } // namespace ditc::runtime
 
-#endif // DITC_RUNTIME_COMM_VAEDECODEGROUP_H
+#endif // DITC_RUNTIME_DRIVER_VAEDECODEGROUP_H

@@ -1,5 +1,5 @@
-//===- VaeDecodeGroup.cpp - bands of a VAE decode over c10d groups --------===//
-#include "ditc/Runtime/Comm/VaeDecodeGroup.h"
+//===- VaeDecodeGroup.cpp - bands of a VAE decode over c10d groups ------===//
+#include "ditc/Runtime/Driver/VaeDecodeGroup.h"
 #include "ditc/Runtime/Comm/ProcessGroups.h"
 #include "ditc/Runtime/Comm/Rendezvous.h"
 
