@@ -111,6 +111,24 @@ static int64_t envInt(const char *name, int64_t min, int64_t max) {
                           requireEnv(name), min, max);
 }
 
+/// A launched rank's place from torchrun-style variables: returns RANK,
+/// sets `world` and the rendezvous address.
+static int64_t joinFromEnvironment(RendezvousOptions &rendezvous, int64_t &world) {
+  int64_t rank = envInt("RANK", 0, 1 << 20);
+  world = envInt("WORLD_SIZE", 1, 1 << 20);
+  rendezvous.masterAddr = requireEnv("MASTER_ADDR");
+  rendezvous.masterPort = int(envInt("MASTER_PORT", 1, 65535));
+  return rank;
+}
+
+/// Skips static destructors: c10d's threads are done, and a fast exit
+/// keeps a finished rank from waiting on peers' sockets.
+[[noreturn]] static void exitFinishedRank() {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  ::_exit(0);
+}
+
 int main(int argc, char **argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (ArgParser::asksForHelp(args)) {
@@ -162,15 +180,10 @@ int main(int argc, char **argv) {
         // A rank started by --nproc or another launcher.
         restartForPassiveWait(argv);
         decode.distributed = true;
-        rank = envInt("RANK", 0, 1 << 20);
+        rank = joinFromEnvironment(decode.rendezvous, decode.worldSize);
         decode.rank = rank;
-        decode.worldSize = envInt("WORLD_SIZE", 1, 1 << 20);
-        decode.rendezvous.masterAddr = requireEnv("MASTER_ADDR");
-        decode.rendezvous.masterPort = int(envInt("MASTER_PORT", 1, 65535));
         runDecodeOnly(decode);
-        std::fflush(stdout);
-        std::fflush(stderr);
-        ::_exit(0);
+        exitFinishedRank();
       }
       runDecodeOnly(decode);
       return 0;
@@ -237,17 +250,10 @@ int main(int argc, char **argv) {
     }
 
     restartForPassiveWait(argv);
-    rank = envInt("RANK", 0, 1 << 20);
+    rank = joinFromEnvironment(options.rendezvous, options.worldSize);
     options.rank = rank;
-    options.worldSize = envInt("WORLD_SIZE", 1, 1 << 20);
-    options.rendezvous.masterAddr = requireEnv("MASTER_ADDR");
-    options.rendezvous.masterPort = int(envInt("MASTER_PORT", 1, 65535));
     runRank(options);
-    std::fflush(stdout);
-    std::fflush(stderr);
-    // Skip static destructors: c10d's threads are done, and a fast exit
-    // keeps a finished rank from waiting on peers' sockets.
-    ::_exit(0);
+    exitFinishedRank();
   } catch (const BadInput &error) {
     std::fprintf(stderr, "dit-run: %s\n", error.what());
     std::fflush(stderr);
