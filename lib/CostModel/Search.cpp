@@ -5,6 +5,7 @@
 #include "ditc/Analysis/MeshLayout.h"
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <set>
 #include <sstream>
@@ -111,11 +112,42 @@ std::string shortDegrees(const Degrees &d) {
   return out.empty() ? "one GPU" : out;
 }
 
+std::optional<VaeDecodeChoice> chooseVaeDecode(const SearchOptions &options,
+                                               int64_t replicaRanks, double residentBytes) {
+  VaeDecodeChoice unpriced;
+  if (options.vaeConfig.empty() || !vaeDecodeWork(options.vaeConfig, options.vaeShape, 1))
+    return unpriced;
+  std::optional<VaeDecodeChoice> best;
+  int64_t rows = options.vaeShape.latentRows;
+  for (int64_t bands = 1; bands <= std::min(replicaRanks, rows); ++bands) {
+    // vae-rows without a stated split, and (at least one row a band)
+    // vae-halo: the choices a plain --vae-parallel-size compiles.
+    if (rows % bands != 0)
+      continue;
+    std::optional<VaeDecodeWork> work = vaeDecodeWork(options.vaeConfig, options.vaeShape, bands);
+    if (!work)
+      continue;
+    VaeDecodeChoice choice;
+    choice.priced = true;
+    choice.parallelSize = bands;
+    choice.peakMemoryBytes = residentBytes + work->paramBytes + work->peakActivationBytes;
+    if (choice.peakMemoryBytes > options.hardware.memoryBytes)
+      continue;
+    choice.seconds = vaeDecodeSeconds(*work, options.hardware,
+                                      std::min(bands, std::max<int64_t>(1, options.gpusPerNode)));
+    if (!best || choice.seconds < best->seconds)
+      best = choice;
+  }
+  return best;
+}
+
 bool ranksBefore(const RankedConfiguration &a, const RankedConfiguration &b,
                  Objective objective) {
   if (objective == Objective::Throughput &&
       a.requestsPerSecond != b.requestsPerSecond)
     return a.requestsPerSecond > b.requestsPerSecond;
+  if (objective == Objective::Latency && a.endToEndSeconds != b.endToEndSeconds)
+    return a.endToEndSeconds < b.endToEndSeconds;
   if (a.estimate.stepSeconds != b.estimate.stepSeconds)
     return a.estimate.stepSeconds < b.estimate.stepSeconds;
   // Equal time: the fewer bytes per rank, then the smaller degrees in
@@ -193,9 +225,13 @@ searchConfigurations(mlir::ModuleOp imported, const LegalityContext &context,
     config.branchCalls = options.branchCalls;
     return config;
   };
+  // A request takes its steps and its decode (priced once the
+  // configuration is known to fit, below).
+  auto endToEnd = [&](const RankedConfiguration &c) {
+    return c.estimate.stepSeconds * double(options.steps) + c.decode.seconds;
+  };
   auto requestsPerSecond = [&](const RankedConfiguration &c) {
-    return double(c.config.degrees[Axis::DP]) /
-           (c.estimate.stepSeconds * double(options.steps));
+    return double(c.config.degrees[Axis::DP]) / endToEnd(c);
   };
 
   // One GPU, for speedups (priced even when it would not fit).
@@ -207,6 +243,13 @@ searchConfigurations(mlir::ModuleOp imported, const LegalityContext &context,
   result.singleGpu = estimateStep(*single, one, options.hardware);
   result.singleGpuFits =
       result.singleGpu.peakMemoryBytes() <= options.hardware.memoryBytes;
+  if (std::optional<VaeDecodeChoice> decode =
+          chooseVaeDecode(options, 1, result.singleGpu.paramBytes))
+    result.singleGpuDecode = *decode;
+  else
+    result.singleGpuFits = false;
+  result.singleGpuEndToEndSeconds =
+      result.singleGpu.stepSeconds * double(options.steps) + result.singleGpuDecode.seconds;
 
   // Judge every candidate first: pricing needs a partition per shape, and
   // the shapes worth partitioning are known only once the legal ones are.
@@ -277,13 +320,22 @@ searchConfigurations(mlir::ModuleOp imported, const LegalityContext &context,
       RankedConfiguration candidate;
       candidate.config = configurationOf(c.degrees, c.orders[i]);
       candidate.estimate = estimateStep(*work, candidate.config, options.hardware);
+      // The decode does not depend on the order: its bands are the first
+      // ranks of a replica.
+      if (std::optional<VaeDecodeChoice> decode = chooseVaeDecode(
+              options, c.degrees.instanceSize(), candidate.estimate.paramBytes))
+        candidate.decode = *decode;
+      else
+        candidate.decode.peakMemoryBytes = std::numeric_limits<double>::infinity();
+      candidate.endToEndSeconds = endToEnd(candidate);
       candidate.requestsPerSecond = requestsPerSecond(candidate);
       if (!best || ranksBefore(candidate, *best, options.objective))
         best = candidate;
     }
     if (!best)
       continue;
-    if (best->estimate.peakMemoryBytes() > options.hardware.memoryBytes) {
+    if (best->estimate.peakMemoryBytes() > options.hardware.memoryBytes ||
+        best->decode.peakMemoryBytes > options.hardware.memoryBytes) {
       ++result.tooLarge;
       continue;
     }
@@ -315,11 +367,11 @@ searchConfigurations(mlir::ModuleOp imported, const LegalityContext &context,
     --result.legal;
     result.ranked.erase(result.ranked.begin() + i);
   }
-  double singleRate = 1.0 / (result.singleGpu.stepSeconds * double(options.steps));
+  double singleRate = 1.0 / result.singleGpuEndToEndSeconds;
   for (RankedConfiguration &c : result.ranked) {
     c.speedup = options.objective == Objective::Throughput
                     ? c.requestsPerSecond / singleRate
-                    : result.singleGpu.stepSeconds / c.estimate.stepSeconds;
+                    : result.singleGpuEndToEndSeconds / c.endToEndSeconds;
     c.parallelEfficiency = c.speedup / double(c.config.degrees.worldSize());
   }
   std::stable_sort(result.ranked.begin(), result.ranked.end(),
@@ -333,11 +385,13 @@ searchConfigurations(mlir::ModuleOp imported, const LegalityContext &context,
 
 namespace ditc {
 
-std::vector<Degrees> suggestConfigurations(mlir::ModuleOp imported,
-                                           const LegalityContext &context,
-                                           const HardwareProfile &hardware,
-                                           int64_t steps, int64_t branchCalls) {
+std::vector<std::pair<Degrees, int64_t>>
+suggestConfigurations(mlir::ModuleOp imported, const LegalityContext &context,
+                      const HardwareProfile &hardware, int64_t steps, int64_t branchCalls,
+                      const std::string &vaeConfig, const VaeDecodeShape &vaeShape) {
   SearchOptions options;
+  options.vaeConfig = vaeConfig;
+  options.vaeShape = vaeShape;
   options.numGpus = context.deployment.numGpus;
   options.hardware = hardware;
   std::optional<int64_t> perNode = context.deployment.ranksPerNode();
@@ -354,13 +408,13 @@ std::vector<Degrees> suggestConfigurations(mlir::ModuleOp imported,
   options.confirmTop = 3;
   mlir::FailureOr<SearchResult> found =
       searchConfigurations(imported, context, options);
-  std::vector<Degrees> out;
+  std::vector<std::pair<Degrees, int64_t>> out;
   if (mlir::failed(found))
     return out;
   for (const RankedConfiguration &c : found->ranked) {
     if (out.size() == 3)
       break;
-    out.push_back(c.config.degrees);
+    out.emplace_back(c.config.degrees, c.decode.parallelSize);
   }
   return out;
 }

@@ -197,7 +197,12 @@ std::optional<VaeDecodeWork> wan(const json &config, const VaeDecodeShape &shape
     if (i + 1 == mult.size())
       continue;
     if (temporal[i]) {
-      walk.conv(out, 2 * out, 1, 3, walk.frames + 2);
+      // The first chunk's one frame is not doubled and skips time_conv.
+      double frames = walk.frames;
+      walk.frames = frames - 1;
+      if (walk.frames > 0)
+        walk.conv(out, 2 * out, 1, 3, walk.frames + 2);
+      walk.frames = frames;
       // Every latent frame but the first doubles.
       walk.frames = 1 + (walk.frames - 1) * 2;
       walk.chunkFrames *= 2;

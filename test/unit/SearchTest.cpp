@@ -77,8 +77,9 @@ TEST(Suggestions, AreLegalFastestFirstAndOfferCFGToATrueCFGModel) {
   Imported sd3 = import("sd3.5-large", degreesOf({{Axis::Ulysses, 4}}));
   ASSERT_FALSE(checkLegality(sd3.legality).legal());
   HardwareProfile h100 = loadHardwareProfile("h100-sxm");
-  std::vector<Degrees> suggestions =
-      suggestConfigurations(*sd3.module, sd3.legality, h100, 28, 2);
+  std::vector<Degrees> suggestions;
+  for (const auto &[degrees, vae] : suggestConfigurations(*sd3.module, sd3.legality, h100, 28, 2))
+    suggestions.push_back(degrees);
   ASSERT_EQ(suggestions.size(), 3u);
   for (const Degrees &s : suggestions) {
     EXPECT_EQ(s.worldSize(), 4);
@@ -107,8 +108,10 @@ TEST(Suggestions, ADistilledModelIsNotOfferedCFG) {
   // FLUX.1-dev runs one branch: cfg 2 is illegal, and no suggestion uses it.
   Imported flux = import("flux.1-dev", degreesOf({{Axis::CFG, 2}}));
   ASSERT_FALSE(checkLegality(flux.legality).legal());
-  std::vector<Degrees> suggestions = suggestConfigurations(
-      *flux.module, flux.legality, loadHardwareProfile("h100-sxm"), 28, 1);
+  std::vector<Degrees> suggestions;
+  for (const auto &[degrees, vae] : suggestConfigurations(
+           *flux.module, flux.legality, loadHardwareProfile("h100-sxm"), 28, 1))
+    suggestions.push_back(degrees);
   ASSERT_FALSE(suggestions.empty());
   for (const Degrees &s : suggestions) {
     EXPECT_EQ(s[Axis::CFG], 1) << s.describe();
@@ -202,4 +205,64 @@ TEST(WorkExtraction, RowParallelAllReducesCountTheRuntimesChunks) {
   for (const BlockWork &block : work->blocks)
     for (const CollectiveWork &c : block.collectives)
       EXPECT_EQ(collectiveMessages(c), 1);
+}
+
+namespace {
+
+std::string bundledVae(const std::string &model) {
+  return loadModel(model).vaeConfig;
+}
+
+} // namespace
+
+TEST(VaeDecodeCost, CountsTheFlopsTheRuntimeCounts) {
+  // dit-run --decode-only printed these for the bundled configs' decoders
+  // (bench/vae_decode.py, test/Vae): FLUX.1-dev's AutoencoderKL on
+  // [1, 16, 1, 32, 32] latents 622.3 GFLOP and on 64 x 64 2515.0 GFLOP, its
+  // own count of every convolution and attention product it ran.
+  for (auto [rows, gflop] : {std::pair<int64_t, double>{32, 622.3}, {64, 2515.0}}) {
+    std::optional<VaeDecodeWork> work =
+        vaeDecodeWork(bundledVae("flux.1-dev"), {1, 1, rows, rows}, 1);
+    ASSERT_TRUE(work);
+    EXPECT_NEAR((work->convolutionFlops + work->attentionFlops) / 1e9, gflop, gflop * 2e-3)
+        << rows;
+  }
+}
+
+TEST(VaeDecodeCost, BandsSplitTheWorkAndTheMemoryAndExchangeHalos) {
+  std::string flux = bundledVae("flux.1-dev");
+  VaeDecodeShape shape{1, 1, 128, 128};
+  std::optional<VaeDecodeWork> one = vaeDecodeWork(flux, shape, 1);
+  std::optional<VaeDecodeWork> four = vaeDecodeWork(flux, shape, 4);
+  ASSERT_TRUE(one && four);
+  // The convolutions split by rows; each band's queries still see every key.
+  EXPECT_NEAR(four->convolutionFlops * 4, one->convolutionFlops, one->convolutionFlops * 1e-9);
+  EXPECT_GT(four->attentionFlops * 4, one->attentionFlops * 0.99);
+  EXPECT_NEAR(four->peakActivationBytes * 4, one->peakActivationBytes,
+              one->peakActivationBytes * 1e-9);
+  EXPECT_EQ(four->paramBytes, one->paramBytes);
+  EXPECT_EQ(one->haloBytes, 0);
+  EXPECT_GT(four->haloBytes, 0);
+  EXPECT_GT(four->reductions, 0);
+  EXPECT_EQ(four->gathers, 2);
+  HardwareProfile h100 = loadHardwareProfile("h100-sxm");
+  EXPECT_LT(vaeDecodeSeconds(*four, h100, 4), vaeDecodeSeconds(*one, h100, 1));
+  // Wan: frames double after each temporal upsample; a class ditc cannot
+  // decode is not priced.
+  std::optional<VaeDecodeWork> wan =
+      vaeDecodeWork(bundledVae("wan2.1-t2v-1.3b"), {1, 21, 60, 104}, 1);
+  std::optional<VaeDecodeWork> wanOneFrame =
+      vaeDecodeWork(bundledVae("wan2.1-t2v-1.3b"), {1, 1, 60, 104}, 1);
+  ASSERT_TRUE(wan && wanOneFrame);
+  EXPECT_GT(wan->convolutionFlops, 15 * wanOneFrame->convolutionFlops);
+  EXPECT_FALSE(vaeDecodeWork(bundledVae("ltx-video"), {1, 1, 16, 16}, 1));
+}
+
+TEST(VaeDecodeCost, CountsWhatTheRuntimeCountsForWan) {
+  // dit-run's line for tiny-wan's AutoencoderKLWan on [1, 4, 3, 4, 4]
+  // latents (test/Vae/patch-parallel.test's one-rank run): 0.400 GFLOP,
+  // frame by frame with the causal cache.
+  std::optional<VaeDecodeWork> work = vaeDecodeWork(bundledVae("tiny-wan"), {1, 3, 4, 4}, 1);
+  ASSERT_TRUE(work);
+  EXPECT_NEAR((work->convolutionFlops + work->attentionFlops) / 1e9, 0.400, 0.0005);
 }

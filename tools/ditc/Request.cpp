@@ -98,12 +98,17 @@ LegalityReport checkRequest(mlir::MLIRContext &context, const Request &request,
     throw InternalError("the imported module lacks model facts");
   LegalityReport report = checkLegality(*legality);
   if (!report.legal())
-    report.suggestions = suggestConfigurations(
-        *module, *legality,
-        request.hardware ? *request.hardware : loadHardwareProfile("h100-sxm"),
-        request.workload.steps,
-        guidanceBranchesRun(request.workload.branches,
-                            request.workload.guidanceScale));
+    for (const auto &[degrees, vaeParallelSize] : suggestConfigurations(
+             *module, *legality,
+             request.hardware ? *request.hardware : loadHardwareProfile("h100-sxm"),
+             request.workload.steps,
+             guidanceBranchesRun(request.workload.branches, request.workload.guidanceScale),
+             request.spec.vaeConfig,
+             {request.workload.batch, request.workload.latentFrames,
+              request.workload.latentHeight, request.workload.latentWidth})) {
+      report.suggestions.push_back(degrees);
+      report.suggestedVaeParallelSizes.push_back(vaeParallelSize);
+    }
   return report;
 }
 
@@ -124,8 +129,12 @@ std::string verdictLine(const Request &request, const LegalityReport &report) {
 
 void printCheckText(const Request &request, const LegalityReport &report) {
   printDiagnosticsText(request, report);
-  for (const Degrees &s : report.suggestions)
-    llvm::outs() << "suggestion: " << degreesAsFlags(s, s.worldSize()) << "\n";
+  for (size_t i = 0; i < report.suggestions.size(); ++i) {
+    const Degrees &s = report.suggestions[i];
+    int64_t vae = report.suggestedVaeParallelSizes[i];
+    llvm::outs() << "suggestion: " << degreesAsFlags(s, s.worldSize())
+                 << (vae > 1 ? " --vae-parallel-size " + std::to_string(vae) : "") << "\n";
+  }
   llvm::outs() << verdictLine(request, report) << "\n";
 }
 
@@ -151,9 +160,10 @@ nlohmann::json checkJson(const Request &request, const LegalityReport &report) {
   nlohmann::json out = {{"legal", report.legal()}, {"config", config}};
   out["diagnostics"] = diagnosticsJson(request, report);
   out["suggestions"] = nlohmann::json::array();
-  for (const Degrees &s : report.suggestions) {
-    nlohmann::json entry = degreesAsJson(s);
-    entry[kNumGpusFlag.jsonKey] = s.worldSize();
+  for (size_t i = 0; i < report.suggestions.size(); ++i) {
+    nlohmann::json entry = degreesAsJson(report.suggestions[i]);
+    entry[kNumGpusFlag.jsonKey] = report.suggestions[i].worldSize();
+    entry["vae_parallel_size"] = report.suggestedVaeParallelSizes[i];
     out["suggestions"].push_back(entry);
   }
   return out;

@@ -54,9 +54,12 @@ std::vector<FlagGroup> searchFlags() {
 }
 
 /// The flags that reproduce `config` with ditc compile.
-std::string configurationFlags(const Configuration &config, int64_t numGpus,
+std::string configurationFlags(const RankedConfiguration &ranked, int64_t numGpus,
                                int64_t gpusPerNode) {
+  const Configuration &config = ranked.config;
   std::string flags = degreesAsFlags(config.degrees, numGpus);
+  if (ranked.decode.parallelSize > 1)
+    flags += " --vae-parallel-size " + std::to_string(ranked.decode.parallelSize);
   if (numGpus > gpusPerNode)
     flags += " --gpus-per-node " + std::to_string(gpusPerNode);
   if (config.meshOrder != MeshLayout::defaultOrder()) {
@@ -86,6 +89,13 @@ nlohmann::json rankedJson(const RankedConfiguration &c, int64_t numGpus,
   return {{"degrees", degrees},
           {"mesh_order", order},
           {"step_ms", e.stepSeconds * 1e3},
+          {"decode", c.decode.priced
+                         ? nlohmann::json{{"ms", c.decode.seconds * 1e3},
+                                          {"vae_parallel_size", c.decode.parallelSize},
+                                          {"peak_memory_bytes",
+                                           int64_t(c.decode.peakMemoryBytes)}}
+                         : nlohmann::json(nullptr)},
+          {"end_to_end_ms", c.endToEndSeconds * 1e3},
           {"breakdown_ms",
            {{"compute", e.computeSeconds * 1e3},
             {"communication", comm},
@@ -100,7 +110,7 @@ nlohmann::json rankedJson(const RankedConfiguration &c, int64_t numGpus,
           {"speedup", c.speedup},
           {"parallel_efficiency", c.parallelEfficiency},
           {"requests_per_second", c.requestsPerSecond},
-          {"flags", configurationFlags(c.config, numGpus, gpusPerNode)}};
+          {"flags", configurationFlags(c, numGpus, gpusPerNode)}};
 }
 
 std::string formatMs(double seconds) {
@@ -190,6 +200,10 @@ int runSearch(const std::vector<std::string> &argv) {
   ModelSpec spec = loadModel(args.positional()[0]);
   Workload workload = resolveWorkload(spec, readWorkloadFlags(args));
   options.steps = workload.steps;
+  // The decode, priced with the snapshot's VAE (none for a bare config).
+  options.vaeConfig = spec.vaeConfig;
+  options.vaeShape = {workload.batch, workload.latentFrames, workload.latentHeight,
+                      workload.latentWidth};
   options.branchCalls =
       guidanceBranchesRun(workload.branches, workload.guidanceScale);
 
@@ -219,6 +233,7 @@ int runSearch(const std::vector<std::string> &argv) {
         {kHardware.jsonKey, options.hardware.name},
         {kObjective.jsonKey, objective},
         {"single_gpu_step_ms", result.singleGpu.stepSeconds * 1e3},
+        {"single_gpu_end_to_end_ms", result.singleGpuEndToEndSeconds * 1e3},
         {"single_gpu_fits", result.singleGpuFits},
         {"candidates", result.candidates},
         {"legal", result.legal},
@@ -249,8 +264,14 @@ int runSearch(const std::vector<std::string> &argv) {
                << ", " << objective << "\n";
   llvm::outs() << "one GPU: " << formatMs(result.singleGpu.stepSeconds)
                << " ms per step, " << formatGiB(result.singleGpu.peakMemoryBytes())
-               << " GiB peak" << (result.singleGpuFits ? "" : " (does not fit)")
-               << "\n";
+               << " GiB peak" << (result.singleGpuFits ? "" : " (does not fit)");
+  if (result.singleGpuDecode.priced)
+    llvm::outs() << "; decode " << formatMs(result.singleGpuDecode.seconds) << " ms, "
+                 << formatGiB(result.singleGpuDecode.peakMemoryBytes) << " GiB peak";
+  else
+    llvm::outs() << "; decode not priced (no VAE ditc decodes)";
+  llvm::outs() << "; end to end " << formatMs(result.singleGpuEndToEndSeconds) << " ms for "
+               << options.steps << " steps\n";
   llvm::outs() << result.candidates << " candidates, " << result.legal
                << " legal, " << result.tooLarge << " too large for "
                << formatGiB(options.hardware.memoryBytes) << " GiB\n";
@@ -264,19 +285,20 @@ int runSearch(const std::vector<std::string> &argv) {
     return 1;
   }
   llvm::outs() << "\n  #  step ms  compute  communication            bubble  "
-                  "peak GiB  speedup  eff    flags\n";
+                  "peak GiB  decode ms  e2e ms    speedup  eff    flags\n";
   for (size_t i = 0; i < shown; ++i) {
     const RankedConfiguration &c = result.ranked[i];
     char line[256];
-    std::snprintf(line, sizeof line, "%3zu  %7s  %7s  %-24s %6s  %8s  %6.2fx  %4.0f%%  ",
-                  i + 1, formatMs(c.estimate.stepSeconds).c_str(),
-                  formatMs(c.estimate.computeSeconds).c_str(),
-                  commText(c.estimate).c_str(),
+    std::snprintf(line, sizeof line,
+                  "%3zu  %7s  %7s  %-24s %6s  %8s  %9s  %8s  %6.2fx  %4.0f%%  ", i + 1,
+                  formatMs(c.estimate.stepSeconds).c_str(),
+                  formatMs(c.estimate.computeSeconds).c_str(), commText(c.estimate).c_str(),
                   formatMs(c.estimate.bubbleSeconds).c_str(),
-                  formatGiB(c.estimate.peakMemoryBytes()).c_str(), c.speedup,
-                  100 * c.parallelEfficiency);
+                  formatGiB(c.estimate.peakMemoryBytes()).c_str(),
+                  c.decode.priced ? formatMs(c.decode.seconds).c_str() : "-",
+                  formatMs(c.endToEndSeconds).c_str(), c.speedup, 100 * c.parallelEfficiency);
     llvm::outs() << line
-                 << configurationFlags(c.config, options.numGpus,
+                 << configurationFlags(c, options.numGpus,
                                        options.gpusPerNode)
                  << "\n";
   }

@@ -115,6 +115,8 @@ struct LegalityReport {
   ResolvedConfig config;
   /// Filled by `ditc check` from the cost model, only when illegal.
   std::vector<Degrees> suggestions;
+  /// Each suggestion's vae_parallel_size (1: the leader decodes alone).
+  std::vector<int64_t> suggestedVaeParallelSizes;
   bool legal() const;
 };
 

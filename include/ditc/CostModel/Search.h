@@ -12,6 +12,7 @@
 
 #include "ditc/Analysis/Legality.h"
 #include "ditc/CostModel/CostModel.h"
+#include "ditc/CostModel/VaeDecodeCost.h"
 
 #include <map>
 #include <optional>
@@ -46,6 +47,21 @@ struct SearchOptions {
   /// checkLegality() on their rank lists (default: all up to 4096 GPUs,
   /// else the best 64).
   std::optional<size_t> confirmTop;
+  /// The snapshot's vae/config.json and the latents one request decodes:
+  /// each configuration's decode is priced with the best legal
+  /// vae_parallel_size, and latency ranks by end-to-end time (steps x step
+  /// + decode). Empty: the decode is not priced.
+  std::string vaeConfig;
+  VaeDecodeShape vaeShape;
+};
+
+/// The decode a configuration gets: its vae_parallel_size (the fastest that
+/// the vae rules allow and that fits in memory beside the transformer's
+/// parameters), its time and the per-rank memory while it runs.
+struct VaeDecodeChoice {
+  bool priced = false;
+  int64_t parallelSize = 1;
+  double seconds = 0, peakMemoryBytes = 0;
 };
 
 struct RankedConfiguration {
@@ -55,11 +71,16 @@ struct RankedConfiguration {
   /// Against one GPU: step-time ratio (latency) or request-rate ratio
   /// (throughput), and that divided by the GPUs used.
   double speedup = 0, parallelEfficiency = 0;
+  VaeDecodeChoice decode;
+  /// steps x step time + the decode.
+  double endToEndSeconds = 0;
 };
 
 struct SearchResult {
   StepEstimate singleGpu;
   bool singleGpuFits = true;
+  VaeDecodeChoice singleGpuDecode;
+  double singleGpuEndToEndSeconds = 0;
   /// Legal configurations that fit, best first.
   std::vector<RankedConfiguration> ranked;
   int64_t candidates = 0, legal = 0, tooLarge = 0;
@@ -86,11 +107,20 @@ mlir::FailureOr<SearchResult> searchConfigurations(mlir::ModuleOp imported,
 /// sharding shapes (those nearest the requested degrees, at most 2048 /
 /// blocks and 32), keeps the default mesh order and confirms only the three
 /// it returns against every rule, so a check stays well under a second for
-/// any world size and any model.
-std::vector<Degrees> suggestConfigurations(mlir::ModuleOp imported,
-                                           const LegalityContext &context,
-                                           const HardwareProfile &hardware,
-                                           int64_t steps, int64_t branchCalls);
+/// any world size and any model. With `vaeConfig`, the decode of
+/// `vaeShape` is priced as `ditc search` prices it, and each suggestion
+/// comes with its vae_parallel_size.
+std::vector<std::pair<Degrees, int64_t>>
+suggestConfigurations(mlir::ModuleOp imported, const LegalityContext &context,
+                      const HardwareProfile &hardware, int64_t steps, int64_t branchCalls,
+                      const std::string &vaeConfig = "", const VaeDecodeShape &vaeShape = {});
+
+/// The fastest decode for a replica of `replicaRanks` ranks whose
+/// transformer holds `residentBytes` per rank, on `options.hardware`:
+/// nullopt when no vae_parallel_size fits in memory; not priced when the
+/// options carry no VAE or ditc cannot decode its class.
+std::optional<VaeDecodeChoice> chooseVaeDecode(const SearchOptions &options,
+                                               int64_t replicaRanks, double residentBytes);
 
 /// Whether `a` ranks before `b` under `objective`.
 bool ranksBefore(const RankedConfiguration &a, const RankedConfiguration &b,

@@ -108,6 +108,7 @@ void runDecodeOnly(const DecodeOptions &options) {
     // Without --weights, the VAE's parameters are drawn from seed 0, as a
     // denoising run without --weights draws the transformer's.
     pictures.loadParameters(0);
+    configureThreads(0);
     std::string line = pictures.stage(staged, z, shape, options.output, options.savePixels);
     staged.commit();
     // One line for people and benchmarks (bench/vae_decode.py reads it).

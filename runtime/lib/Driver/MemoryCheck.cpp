@@ -27,9 +27,11 @@ static int64_t mulSat(int64_t a, int64_t b) {
   return a > INT64_MAX / b ? INT64_MAX : a * b;
 }
 
-int64_t RankMemoryNeed::total() const {
-  return addSat(addSat(paramBytes, activationBytes), fixedBytes);
+int64_t RankMemoryNeed::tensorBytes() const {
+  return addSat(addSat(paramBytes, vaeParamBytes), std::max(activationBytes, decodeBytes));
 }
+
+int64_t RankMemoryNeed::total() const { return addSat(tensorBytes(), fixedBytes); }
 
 /// Elements of the parameter slices `program` holds, each name once (the
 /// executor keeps one tensor per name and program).
@@ -197,13 +199,18 @@ static std::string mib(int64_t bytes) {
 
 /// "(parameters P + activations A + runtime R)": a rank's need, by part.
 static std::string breakdown(const RankMemoryNeed &need, bool onDevice) {
+  std::string vae;
+  if (need.vaeParamBytes > 0 || need.decodeBytes > 0)
+    vae = " + VAE parameters " + mib(need.vaeParamBytes) + "; its decode's peak " +
+          mib(need.decodeBytes) + " comes after the steps'";
   return std::string("(parameters ") + mib(need.paramBytes) + " + activations " +
-         mib(need.activationBytes) + (onDevice ? " on its GPU" : "") +
+         mib(need.activationBytes) + (onDevice ? " on its GPU" : "") + vae +
          " + runtime " + mib(need.fixedBytes) + ")";
 }
 
 static const char *kAdvice =
-    "; spread the model over more ranks (--tp-size, --pp-size) or hosts, "
+    "; spread the model over more ranks (--tp-size, --pp-size, and the VAE "
+    "decode with ditc compile --vae-parallel-size) or hosts, "
     "run in bfloat16 (--dtype bfloat16), or pass --skip-memory-check if "
     "the estimate is wrong for this host (docs/runtime.md, \"Memory check\")";
 
@@ -233,7 +240,7 @@ void checkHostMemory(const Manifest &manifest,
                    host->source + ")" + kAdvice);
   if (std::optional<MemoryLimit> space = addressSpaceAvailable()) {
     // The fixed footprint is already mapped in this process (VmSize).
-    int64_t perRank = onDevice ? 0 : addSat(largest->paramBytes, largest->activationBytes);
+    int64_t perRank = onDevice ? 0 : largest->tensorBytes();
     if (perRank > space->bytes)
       throw BadInput(manifest.dir + ": plan for " + manifest.modelName + " in " +
                      dtypeName + " needs about " + mib(perRank) +
@@ -251,7 +258,7 @@ void checkDeviceMemory(const Manifest &manifest, const RankMemoryNeed &need,
   if (::cudaSetDevice(int(device)) != cudaSuccess ||
       ::cudaMemGetInfo(&freeBytes, &totalBytes) != cudaSuccess)
     return; // no device to ask: the Communicator reports it
-  int64_t onDevice = addSat(need.paramBytes, need.activationBytes);
+  int64_t onDevice = need.tensorBytes();
   int64_t available =
       freeBytes > uint64_t(INT64_MAX) ? INT64_MAX : int64_t(freeBytes);
   if (onDevice > available)

@@ -255,6 +255,17 @@ static void checkMemory(const RunOptions &options, const LoadedRank &loaded,
         rank == options.rank || !known ? mine
                                        : estimateRankMemory(m, programs, rank, elementBytes);
     need.rank = rank;
+    // A rank that decodes its replica's pictures holds the VAE too.
+    if (loaded.pictures) {
+      std::vector<int64_t> decoders = m.vaeDecoders(m.ranks[size_t(rank)].coords.at("dp"));
+      if (std::count(decoders.begin(), decoders.end(), rank)) {
+        const VaeModel &vae = loaded.pictures->vae();
+        std::vector<int64_t> bands = m.vaeBands();
+        int64_t rows = *std::max_element(bands.begin(), bands.end()) + (bands.size() > 1 ? 2 : 0);
+        need.vaeParamBytes = vaeParameterBytes(vae.parameters());
+        need.decodeBytes = vae.decodePeakBytes(m.batch, m.latentFrames, rows, m.latentWidth);
+      }
+    }
     needs.push_back(need);
   }
   bool onDevice = options.rendezvous.backend == Backend::Nccl;

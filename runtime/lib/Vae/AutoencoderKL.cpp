@@ -83,7 +83,7 @@ public:
         x = conv(block + ".upsamplers.0.conv", x, 1);
       }
     }
-    x = at::silu(groupNorm("decoder.conv_norm_out", x));
+    x = silu(groupNorm("decoder.conv_norm_out", x));
     return conv("decoder.conv_out", x, 1);
   }
 
@@ -107,13 +107,19 @@ private:
     work.convolutionFlops += 2.0 * double(out.numel()) * double(weight[0].numel());
     return out;
   }
+  /// SiLU in place: its input is a norm's fresh output, so no new
+  /// full-resolution buffer.
+  static at::Tensor silu(at::Tensor x) {
+    at::silu_(x);
+    return x;
+  }
   at::Tensor groupNorm(const std::string &name, const at::Tensor &x) const {
     return bandGroupNorm(bands, x, config.normGroups, param(name + ".weight"),
                          param(name + ".bias"), kGroupNormEps);
   }
   at::Tensor resnet(const std::string &name, const at::Tensor &x) const {
-    at::Tensor h = conv(name + ".conv1", at::silu(groupNorm(name + ".norm1", x)), 1);
-    h = conv(name + ".conv2", at::silu(groupNorm(name + ".norm2", h)), 1);
+    at::Tensor h = conv(name + ".conv1", silu(groupNorm(name + ".norm1", x)), 1);
+    h = conv(name + ".conv2", silu(groupNorm(name + ".norm2", h)), 1);
     at::Tensor shortcut = params.count(name + ".conv_shortcut.weight")
                               ? conv(name + ".conv_shortcut", x, 0)
                               : x;

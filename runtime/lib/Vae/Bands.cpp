@@ -16,19 +16,13 @@ at::Tensor rowsWithHalo(Bands *bands, const at::Tensor &x, int64_t halo) {
 at::Tensor bandGroupNorm(Bands *bands, const at::Tensor &x, int64_t groups,
                          const at::Tensor &weight, const at::Tensor &bias, double eps) {
   int64_t batch = x.size(0), channels = x.size(1);
-  at::Tensor grouped = x.reshape({batch * groups, -1});
-  // Sums and sums of squares in float64, a few groups at a time so the
-  // widening copy stays small; float64 keeps E[x^2] - E[x]^2 exact enough
-  // that the bands' statistics equal one rank's.
-  at::Tensor sums = at::empty({2, batch * groups}, at::kDouble);
-  int64_t perChunk = std::max<int64_t>(1, (int64_t(1) << 22) / std::max<int64_t>(1, grouped.size(1)));
-  for (int64_t begin = 0; begin < grouped.size(0); begin += perChunk) {
-    int64_t count = std::min(perChunk, grouped.size(0) - begin);
-    at::Tensor wide = grouped.narrow(0, begin, count).to(at::kDouble);
-    sums[0].narrow(0, begin, count).copy_(wide.sum(1));
-    sums[1].narrow(0, begin, count).copy_(wide.mul(wide).sum(1));
-  }
-  double elements = double(grouped.size(1));
+  // Each row's sum and 2-norm over its columns in float32: a band computes
+  // exactly the values one rank computes for the same rows. Then float64
+  // over the rows and channels of each group, and across the bands.
+  at::Tensor rowSums = x.sum(-1).to(at::kDouble).reshape({batch, groups, -1});
+  at::Tensor rowNorms = at::linalg_vector_norm(x, 2, {-1}).to(at::kDouble).reshape({batch, groups, -1});
+  at::Tensor sums = at::stack({rowSums.sum(-1), rowNorms.mul(rowNorms).sum(-1)}); // [2, B, G]
+  double elements = double(x.numel() / (batch * groups));
   if (bands && bands->count() > 1) {
     sums = bands->allReduceSum(sums);
     // Elements per (item, group) over the whole image: the band's rows are
@@ -39,17 +33,28 @@ at::Tensor bandGroupNorm(Bands *bands, const at::Tensor &x, int64_t groups,
       allLatentRows += band;
     int64_t myRows = x.size(-2);
     int64_t upsampling = myRows / latentRows[size_t(bands->index())];
-    elements = double(grouped.size(1) / myRows) * double(allLatentRows * upsampling);
+    elements = elements / double(myRows) * double(allLatentRows * upsampling);
   }
   at::Tensor mean = sums[0] / elements;
   at::Tensor variance = (sums[1] / elements - mean * mean).clamp_min(0.0);
   at::Tensor invStd = (variance + eps).rsqrt();
-  std::vector<int64_t> statShape{batch, groups, 1};
-  at::Tensor normalized = (grouped.reshape({batch, groups, -1}) - mean.to(at::kFloat).reshape(statShape)) *
-                          invStd.to(at::kFloat).reshape(statShape);
-  std::vector<int64_t> affine(size_t(x.dim()), 1);
-  affine[1] = channels;
-  return normalized.reshape(x.sizes()) * weight.reshape(affine) + bias.reshape(affine);
+  // y = x * scale + shift per (item, channel), in one fused pass: batch
+  // norm in inference mode over the item's channels with unit statistics.
+  int64_t perGroup = channels / groups;
+  at::Tensor scale = (invStd.unsqueeze(-1).expand({batch, groups, perGroup}).reshape({batch, channels}) *
+                      weight.to(at::kDouble))
+                         .to(at::kFloat);
+  at::Tensor shift = (bias.to(at::kDouble) -
+                      (mean * invStd).unsqueeze(-1).expand({batch, groups, perGroup}).reshape({batch, channels}) *
+                          weight.to(at::kDouble))
+                         .to(at::kFloat);
+  std::vector<int64_t> flat{1, batch * channels, -1};
+  at::Tensor unit = at::ones({batch * channels}, x.options());
+  at::Tensor zero = at::zeros({batch * channels}, x.options());
+  return at::batch_norm(x.reshape(flat), scale.reshape({-1}), shift.reshape({-1}), zero, unit,
+                        /*training=*/false, /*momentum=*/0.0, /*eps=*/0.0,
+                        /*cudnn_enabled=*/false)
+      .reshape(x.sizes());
 }
 
 } // namespace ditc::runtime

@@ -54,4 +54,15 @@ VaeParameters seededVaeParameters(const std::vector<VaeParameter> &wanted,
   return out;
 }
 
+int64_t vaeParameterBytes(const std::vector<VaeParameter> &parameters) {
+  int64_t bytes = 0;
+  for (const VaeParameter &p : parameters) {
+    int64_t elements = 4;
+    for (int64_t d : p.shape)
+      elements *= d;
+    bytes += elements;
+  }
+  return bytes;
+}
+
 } // namespace ditc::runtime

@@ -28,6 +28,13 @@ struct RankMemoryNeed {
   int64_t paramBytes = 0;      // every parameter slice its programs hold
   int64_t activationBytes = 0; // kActivationFactor x the largest per_step figure
   int64_t fixedBytes = 0;      // kRankFixedBytes
+  /// A rank that decodes pictures: the VAE's float32 parameters, and its
+  /// decode's peak (the band's, with a patch-parallel VAE), which comes
+  /// after the steps' activations are freed.
+  int64_t vaeParamBytes = 0, decodeBytes = 0;
+  /// Parameters (the transformer's and the VAE's) and the larger of the
+  /// steps' activations and the decode's: what the rank's tensors need.
+  int64_t tensorBytes() const;
   int64_t total() const;
 };
 

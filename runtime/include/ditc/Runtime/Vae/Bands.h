@@ -46,10 +46,11 @@ public:
 /// zero rows when there is only one band.
 at::Tensor rowsWithHalo(Bands *bands, const at::Tensor &x, int64_t halo);
 
-/// GroupNorm over every band's rows together: the statistics of each
-/// (item, group) over all channels of the group and all pixels, accumulated
-/// in float64 and all-reduced, then applied to this band. `x` is
-/// [B, C, ...spatial]; with nullptr it is at::group_norm.
+/// GroupNorm over every band's rows together: each row's float32 sum and
+/// 2-norm over its columns (the same values whichever band holds the row),
+/// gathered per (item, group) in float64 and all-reduced across the bands,
+/// then applied as one fused scale and shift per channel. `x` is
+/// [B, C, ...spatial]; with nullptr or one band, over this tensor alone.
 at::Tensor bandGroupNorm(Bands *bands, const at::Tensor &x, int64_t groups,
                          const at::Tensor &weight, const at::Tensor &bias, double eps);
 

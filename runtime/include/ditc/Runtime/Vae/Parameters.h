@@ -44,6 +44,9 @@ VaeParameters loadVaeParameters(const std::vector<VaeParameter> &wanted,
 VaeParameters seededVaeParameters(const std::vector<VaeParameter> &wanted,
                                   uint64_t seed);
 
+/// The float32 bytes of `parameters`.
+int64_t vaeParameterBytes(const std::vector<VaeParameter> &parameters);
+
 /// What one decode computed: multiply-adds counted as 2 FLOPs, in the
 /// convolutions and in the mid block's attention (its projections and its
 /// two score products); norms and activations are left out.
