@@ -103,7 +103,8 @@ const std::vector<AttentionBackend> &knownAttentionBackends();
 const AttentionBackend *findAttentionBackend(const std::string &name);
 constexpr const char *kDefaultAttentionBackend = "fa";
 
-/// "[0, 1, 2]", for messages about rank lists and groups.
+/// "[0, 1, 2]", for messages about rank lists and groups (and the other
+/// integer lists of a placement, such as a VAE row split).
 std::string rankList(const std::vector<int64_t> &ranks);
 
 /// Components a deployment may place.

@@ -37,13 +37,6 @@ std::optional<int64_t> decoderHaloRows(const std::string &vaeClass) {
   return std::nullopt;
 }
 
-std::string listText(const std::vector<int64_t> &values) {
-  std::string out = "[";
-  for (size_t i = 0; i < values.size(); ++i)
-    out += (i ? ", " : "") + std::to_string(values[i]);
-  return out + "]";
-}
-
 std::string latentRowsText(const ModelFacts &m) {
   return "latent height of " + std::to_string(m.latentHeight) + " rows (" +
          std::to_string(m.height) + " px over the VAE's compression " +
@@ -64,7 +57,7 @@ void checkVaeRows(const LegalityContext &ctx, DiagnosticSink &sink) {
   if (!split.empty()) {
     if (int64_t(split.size()) != n) {
       sink.report("vae-rows", Severity::Error,
-                  "row_split " + listText(split) + " states " +
+                  "row_split " + rankList(split) + " states " +
                       std::to_string(split.size()) + " bands but vae_parallel_size is " +
                       std::to_string(n),
                   "vae");
@@ -73,7 +66,7 @@ void checkVaeRows(const LegalityContext &ctx, DiagnosticSink &sink) {
     int64_t sum = std::accumulate(split.begin(), split.end(), int64_t(0));
     if (sum != m.latentHeight)
       sink.report("vae-rows", Severity::Error,
-                  "row_split " + listText(split) + " covers " + std::to_string(sum) +
+                  "row_split " + rankList(split) + " covers " + std::to_string(sum) +
                       " latent rows, but the latents have a " + latentRowsText(m),
                   "vae");
     return;
@@ -82,7 +75,7 @@ void checkVaeRows(const LegalityContext &ctx, DiagnosticSink &sink) {
     return;
   std::string message = latentRowsText(m) + " is not divisible by vae_parallel_size " +
                         std::to_string(n) + "; state the bands with row_split " +
-                        listText(vaeRowBands(m.latentHeight, n, {}));
+                        rankList(vaeRowBands(m.latentHeight, n, {}));
   std::string dividing;
   int64_t found = 0;
   for (int64_t k = 2; k <= std::min<int64_t>(m.latentHeight, 64) && found < 4; ++k)
@@ -120,7 +113,7 @@ void checkVaeHalo(const LegalityContext &ctx, DiagnosticSink &sink) {
   for (size_t i = 0; i < bands.size(); ++i)
     if (bands[i] < *halo) {
       sink.report("vae-halo", Severity::Error,
-                  "VAE band " + std::to_string(i) + " of " + listText(bands) + " holds " +
+                  "VAE band " + std::to_string(i) + " of " + rankList(bands) + " holds " +
                       std::to_string(bands[i]) + " latent rows, fewer than the " +
                       std::to_string(*halo) + "-row halo that " + m.vaeClass +
                       "'s 3x3 convolutions read from each neighbour; with a " +

@@ -2,6 +2,7 @@
 #include "ditc/Runtime/Driver/VaeDecodeGroup.h"
 #include "ditc/Runtime/Comm/ProcessGroups.h"
 #include "ditc/Runtime/Comm/Rendezvous.h"
+#include "ditc/Runtime/Plan/Manifest.h"
 
 #include <algorithm>
 #include <string>
@@ -14,16 +15,9 @@ namespace {
 // going down, and the leader's transfers (the output group uses 2).
 constexpr int kRowsUpTag = 20, kRowsDownTag = 21, kTransferTag = 22;
 
-std::string rankListText(const std::vector<int64_t> &ranks) {
-  std::string out = "[";
-  for (size_t i = 0; i < ranks.size(); ++i)
-    out += (i ? ", " : "") + std::to_string(ranks[i]);
-  return out + "]";
-}
-
 [[noreturn]] void failed(const std::string &what, const Group &group,
                          const std::exception &error) {
-  throw RunFailure(what + " over the VAE's ranks " + rankListText(group.members) +
+  throw RunFailure(what + " over the VAE's ranks " + formatShape(group.members) +
                    " (group " + group.key + ") failed: " + error.what());
 }
 
@@ -160,6 +154,11 @@ at::Tensor VaeDecodeGroup::gatherPixels(const at::Tensor &pixels,
                                         const std::vector<int64_t> &shape) {
   if (decoders.size() == 1 && decoders.front() == leader)
     return pixels;
+  // A band's pixel rows are its latent rows times the compression.
+  int64_t allRows = 0;
+  for (int64_t rows : latentRows)
+    allRows += rows;
+  int64_t pixelRowsPerLatentRow = shape[shape.size() - 2] / allRows;
   std::vector<at::Tensor> bands;
   try {
     for (size_t b = 0; b < decoders.size(); ++b) {
@@ -168,12 +167,8 @@ at::Tensor VaeDecodeGroup::gatherPixels(const at::Tensor &pixels,
           bands.push_back(pixels);
           continue;
         }
-        // A band's pixel rows are its latent rows times the compression.
-        int64_t allRows = 0;
-        for (int64_t rows : latentRows)
-          allRows += rows;
         std::vector<int64_t> bandShape = shape;
-        bandShape[shape.size() - 2] = shape[shape.size() - 2] / allRows * latentRows[b];
+        bandShape[shape.size() - 2] = pixelRowsPerLatentRow * latentRows[b];
         at::Tensor band = at::empty(bandShape, at::kFloat);
         transferGroup->recv(band, transferIndex(decoders[b]), kTransferTag)();
         bands.push_back(band);

@@ -5,14 +5,6 @@
 
 namespace ditc::runtime {
 
-at::Tensor rowsWithHalo(Bands *bands, const at::Tensor &x, int64_t halo) {
-  if (bands && bands->count() > 1)
-    return bands->withHalo(x, halo);
-  std::vector<int64_t> pad(2 * size_t(x.dim() - 1), 0);
-  pad[2] = pad[3] = halo; // (width: 0, 0), (rows: halo, halo)
-  return at::constant_pad_nd(x, pad);
-}
-
 at::Tensor bandGroupNorm(Bands *bands, const at::Tensor &x, int64_t groups,
                          const at::Tensor &weight, const at::Tensor &bias, double eps) {
   int64_t batch = x.size(0), channels = x.size(1);

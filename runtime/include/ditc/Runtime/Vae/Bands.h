@@ -42,10 +42,6 @@ public:
                                const std::vector<int64_t> &sizes) = 0;
 };
 
-/// `x` with `halo` rows from the neighbouring bands (Bands::withHalo), or
-/// zero rows when there is only one band.
-at::Tensor rowsWithHalo(Bands *bands, const at::Tensor &x, int64_t halo);
-
 /// GroupNorm over every band's rows together: each row's float32 sum and
 /// 2-norm over its columns (the same values whichever band holds the row),
 /// gathered per (item, group) in float64 and all-reduced across the bands,
