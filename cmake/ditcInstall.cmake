@@ -45,6 +45,7 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/include/ditc
 set_target_properties(DitcSupport PROPERTIES EXPORT_NAME support)
 set_target_properties(DitcPlanReader PROPERTIES EXPORT_NAME plan_reader)
 set_target_properties(DitcCheckpoint PROPERTIES EXPORT_NAME checkpoint)
+set_target_properties(DitcVaeConfig PROPERTIES EXPORT_NAME vae_config)
 set_target_properties(DitcModelSpec PROPERTIES EXPORT_NAME model_spec)
 set_target_properties(DitcDeployment PROPERTIES EXPORT_NAME deployment)
 set_target_properties(DitcLayout PROPERTIES EXPORT_NAME layout)
@@ -66,8 +67,8 @@ function(ditc_install_export set)
 endfunction()
 
 ditc_install_export(ditcCoreTargets
-  DitcSupport DitcCheckpoint DitcPlanReader DitcModelSpec DitcDeployment DitcLayout
-  DitcPlanWriter)
+  DitcSupport DitcCheckpoint DitcVaeConfig DitcPlanReader DitcModelSpec DitcDeployment
+  DitcLayout DitcPlanWriter)
 ditc_install_export(ditcCompilerTargets
   DitIR DitcImporter DitcLegality DitcTransforms DitcStepAccounting DitcPlan
   DitcPasses)

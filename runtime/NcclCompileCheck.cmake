@@ -63,7 +63,7 @@ target_compile_definitions(DitcRuntimeNcclCompileCheck PRIVATE
   USE_C10D_GLOO DITC_HAVE_NCCL USE_C10D_NCCL)
 target_compile_options(DitcRuntimeNcclCompileCheck PRIVATE ${TORCH_CXX_FLAGS})
 target_link_libraries(DitcRuntimeNcclCompileCheck PRIVATE
-  DitcPlanReader DitcCheckpoint OpenMP::OpenMP_CXX ${ditc_torch_build})
+  DitcPlanReader DitcCheckpoint DitcVaeConfig OpenMP::OpenMP_CXX ${ditc_torch_build})
 add_test(NAME runtime-nccl-compile
          COMMAND ${CMAKE_COMMAND} --build ${CMAKE_BINARY_DIR}
                  --target DitcRuntimeNcclCompileCheck)

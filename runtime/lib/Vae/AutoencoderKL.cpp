@@ -2,8 +2,6 @@
 #include "ditc/Runtime/Vae/AutoencoderKL.h"
 #include "ditc/Runtime/Vae/Attention.h"
 #include "ditc/Runtime/Vae/Bands.h"
-#include "ditc/Support/BadInput.h"
-#include "ditc/Support/JsonFile.h"
 
 #include <cmath>
 
@@ -11,53 +9,7 @@ namespace ditc::runtime {
 
 namespace {
 
-// diffusers' Decoder passes eps=1e-6 to every GroupNorm it builds (the
-// resnets', the attention's and conv_norm_out), whatever the config says.
-constexpr double kGroupNormEps = 1e-6;
-// Bounds that keep a hostile config from asking for absurd allocations
-// before a single tensor is read.
-constexpr int64_t kMaxChannels = 1 << 14;
-constexpr int64_t kMaxUpBlocks = 8;
-constexpr int64_t kMaxLayersPerBlock = 16;
-
-/// The parameter list, built in the order the decode reads it.
-class ParameterList {
-public:
-  void conv(const std::string &name, int64_t out, int64_t in, int64_t kernel) {
-    list.push_back({name + ".weight", {out, in, kernel, kernel}});
-    list.push_back({name + ".bias", {out}});
-  }
-  void norm(const std::string &name, int64_t channels) {
-    list.push_back({name + ".weight", {channels}});
-    list.push_back({name + ".bias", {channels}});
-  }
-  void linear(const std::string &name, int64_t out, int64_t in) {
-    list.push_back({name + ".weight", {out, in}});
-    list.push_back({name + ".bias", {out}});
-  }
-  void resnet(const std::string &name, int64_t in, int64_t out) {
-    norm(name + ".norm1", in);
-    conv(name + ".conv1", out, in, 3);
-    norm(name + ".norm2", out);
-    conv(name + ".conv2", out, out, 3);
-    if (in != out)
-      conv(name + ".conv_shortcut", out, in, 1);
-  }
-  std::vector<VaeParameter> list;
-};
-
-/// Channels into and out of up block `i`, as diffusers' Decoder builds them:
-/// block i turns reversed(block_out_channels)[i - 1] (the mid block's width
-/// for i = 0) into reversed(block_out_channels)[i].
-std::pair<int64_t, int64_t> upBlockChannels(const AutoencoderKLConfig &config,
-                                            size_t i) {
-  const auto &widths = config.blockOutChannels;
-  size_t n = widths.size();
-  int64_t out = widths[n - 1 - i];
-  int64_t in = i == 0 ? widths[n - 1] : widths[n - i];
-  return {in, out};
-}
-
+constexpr double kGroupNormEps = vae::kAutoencoderKLGroupNormEps;
 class Decoder {
 public:
   Decoder(const AutoencoderKLConfig &config, const VaeParameters &params,
@@ -160,89 +112,6 @@ private:
 };
 
 } // namespace
-
-int64_t AutoencoderKLConfig::spatialCompression() const {
-  return int64_t(1) << (blockOutChannels.size() - 1);
-}
-
-AutoencoderKLConfig parseAutoencoderKLConfig(const nlohmann::json &json,
-                                             const std::string &path) {
-  if (!json.is_object())
-    badFile(path, "is not a JSON object");
-  JsonObject object(path, &json);
-  AutoencoderKLConfig config;
-  config.path = path;
-  std::string className = object.getString("_class_name");
-  if (className != "AutoencoderKL")
-    object.fail("_class_name", "is not AutoencoderKL");
-  config.latentChannels = object.getInt("latent_channels", 1, kMaxChannels);
-  config.outChannels = object.getOptionalInt("out_channels", 1, kMaxChannels).value_or(3);
-  config.layersPerBlock = object.getOptionalInt("layers_per_block", 1, kMaxLayersPerBlock).value_or(1);
-  config.normGroups = object.getOptionalInt("norm_num_groups", 1, kMaxChannels).value_or(32);
-  config.blockOutChannels = object.getIntList("block_out_channels", 1, kMaxChannels);
-  if (config.blockOutChannels.empty() ||
-      int64_t(config.blockOutChannels.size()) > kMaxUpBlocks)
-    object.fail("block_out_channels", "must list 1 to " +
-                                          std::to_string(kMaxUpBlocks) + " widths");
-  for (size_t i = 0; i < config.blockOutChannels.size(); ++i)
-    if (config.blockOutChannels[i] % config.normGroups != 0)
-      object.fail("block_out_channels",
-                  "holds " + std::to_string(config.blockOutChannels[i]) +
-                      " at index " + std::to_string(i) +
-                      ", which norm_num_groups " + std::to_string(config.normGroups) +
-                      " does not divide (GroupNorm needs whole groups)");
-  const nlohmann::json &upTypes = json.contains("up_block_types")
-                                      ? json.at("up_block_types")
-                                      : nlohmann::json();
-  if (!upTypes.is_array() || upTypes.size() != config.blockOutChannels.size())
-    object.fail("up_block_types", "must list one block type per entry of "
-                                  "block_out_channels (" +
-                                      std::to_string(config.blockOutChannels.size()) +
-                                      ")");
-  for (size_t i = 0; i < upTypes.size(); ++i)
-    if (upTypes[i] != "UpDecoderBlock2D")
-      object.failAt("up_block_types[" + std::to_string(i) + "]", &upTypes[i],
-                    "is not supported; expected UpDecoderBlock2D");
-  std::string act = object.getOptionalString("act_fn").value_or("silu");
-  if (act != "silu")
-    object.fail("act_fn", "is not supported; expected silu");
-  config.postQuantConv = object.getOptionalBool("use_post_quant_conv", true);
-  config.midBlockAttention = object.getOptionalBool("mid_block_add_attention", true);
-  config.scalingFactor = object.getOptionalDouble("scaling_factor", 0.18215, 1e-6, 1e6);
-  config.shiftFactor = object.getOptionalDouble("shift_factor", 0.0, -1e6, 1e6);
-  return config;
-}
-
-std::vector<VaeParameter>
-autoencoderKLDecoderParameters(const AutoencoderKLConfig &config) {
-  ParameterList list;
-  int64_t latent = config.latentChannels;
-  int64_t widest = config.blockOutChannels.back();
-  if (config.postQuantConv)
-    list.conv("post_quant_conv", latent, latent, 1);
-  list.conv("decoder.conv_in", widest, latent, 3);
-  list.resnet("decoder.mid_block.resnets.0", widest, widest);
-  if (config.midBlockAttention) {
-    std::string attn = "decoder.mid_block.attentions.0";
-    list.norm(attn + ".group_norm", widest);
-    for (const char *proj : {".to_q", ".to_k", ".to_v", ".to_out.0"})
-      list.linear(attn + proj, widest, widest);
-  }
-  list.resnet("decoder.mid_block.resnets.1", widest, widest);
-  size_t blocks = config.blockOutChannels.size();
-  for (size_t i = 0; i < blocks; ++i) {
-    auto [in, out] = upBlockChannels(config, i);
-    std::string block = "decoder.up_blocks." + std::to_string(i);
-    for (int64_t j = 0; j <= config.layersPerBlock; ++j)
-      list.resnet(block + ".resnets." + std::to_string(j), j == 0 ? in : out, out);
-    if (i + 1 < blocks)
-      list.conv(block + ".upsamplers.0.conv", out, out, 3);
-  }
-  int64_t narrowest = config.blockOutChannels.front();
-  list.norm("decoder.conv_norm_out", narrowest);
-  list.conv("decoder.conv_out", config.outChannels, narrowest, 3);
-  return list.list;
-}
 
 at::Tensor denormalizeLatents(const AutoencoderKLConfig &config,
                               const at::Tensor &latents) {

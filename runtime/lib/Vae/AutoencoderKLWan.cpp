@@ -2,8 +2,6 @@
 #include "ditc/Runtime/Vae/AutoencoderKLWan.h"
 #include "ditc/Runtime/Vae/Attention.h"
 #include "ditc/Runtime/Vae/Bands.h"
-#include "ditc/Support/BadInput.h"
-#include "ditc/Support/JsonFile.h"
 
 #include <cmath>
 
@@ -11,82 +9,10 @@ namespace ditc::runtime {
 
 namespace {
 
-// Bounds that keep a hostile config from asking for absurd allocations
-// before a single tensor is read.
-constexpr int64_t kMaxChannels = 1 << 14;
-constexpr int64_t kMaxDimMult = 64;
-constexpr int64_t kMaxUpBlocks = 8;
-constexpr int64_t kMaxResBlocks = 16;
-constexpr int64_t kMaxPatch = 8;
 // F.normalize's default eps: the norm is clamped below at 1e-12.
 constexpr double kRmsNormEps = 1e-12;
 // CACHE_T in diffusers: a causal convolution keeps its last two input frames.
 constexpr int64_t kCachedFrames = 2;
-
-/// One up block as WanDecoder3d (or QwenImageDecoder3d) builds it.
-struct UpBlock {
-  int64_t in = 0, out = 0;
-  bool upsamples = false, temporal = false;
-  /// Output channels of the resample's Conv2d: out (residual) or out / 2.
-  int64_t resampleOut = 0;
-};
-
-std::vector<UpBlock> upBlocks(const WanVaeConfig &config) {
-  std::vector<int64_t> dims{config.decoderBaseDim * config.dimMult.back()};
-  for (auto it = config.dimMult.rbegin(); it != config.dimMult.rend(); ++it)
-    dims.push_back(config.decoderBaseDim * *it);
-  std::vector<UpBlock> blocks;
-  size_t count = config.dimMult.size();
-  for (size_t i = 0; i < count; ++i) {
-    UpBlock block;
-    block.in = dims[i];
-    block.out = dims[i + 1];
-    // Wan 2.1's blocks (and Qwen-Image's) take the previous resample's
-    // halved channels; Wan 2.2's residual blocks keep them.
-    if (i > 0 && !config.residual)
-      block.in /= 2;
-    block.upsamples = i + 1 != count;
-    block.temporal = block.upsamples && config.temporalUpsample[i];
-    block.resampleOut = config.residual ? block.out : block.out / 2;
-    blocks.push_back(block);
-  }
-  return blocks;
-}
-
-class ParameterList {
-public:
-  void conv3d(const std::string &name, int64_t out, int64_t in,
-              std::vector<int64_t> kernel) {
-    std::vector<int64_t> shape{out, in};
-    shape.insert(shape.end(), kernel.begin(), kernel.end());
-    list.push_back({name + ".weight", shape});
-    list.push_back({name + ".bias", {out}});
-  }
-  void conv2d(const std::string &name, int64_t out, int64_t in, int64_t k) {
-    list.push_back({name + ".weight", {out, in, k, k}});
-    list.push_back({name + ".bias", {out}});
-  }
-  /// WanRMS_norm: images=False gives gamma [C, 1, 1, 1], images=True
-  /// [C, 1, 1]; bias=False, so no bias tensor.
-  void rmsNorm(const std::string &name, int64_t channels, bool images) {
-    list.push_back({name + ".gamma", images ? std::vector<int64_t>{channels, 1, 1}
-                                            : std::vector<int64_t>{channels, 1, 1, 1}});
-  }
-  void resnet(const std::string &name, int64_t in, int64_t out) {
-    rmsNorm(name + ".norm1", in, false);
-    conv3d(name + ".conv1", out, in, {3, 3, 3});
-    rmsNorm(name + ".norm2", out, false);
-    conv3d(name + ".conv2", out, out, {3, 3, 3});
-    if (in != out)
-      conv3d(name + ".conv_shortcut", out, in, {1, 1, 1});
-  }
-  std::vector<VaeParameter> list;
-};
-
-std::string upsamplerName(const WanVaeConfig &config, size_t block) {
-  std::string prefix = "decoder.up_blocks." + std::to_string(block);
-  return config.residual ? prefix + ".upsampler" : prefix + ".upsamplers.0";
-}
 
 /// The decoder's per-chunk walk, with the feature cache that carries the
 /// last frames of every causal convolution from one chunk to the next.
@@ -94,7 +20,7 @@ class Decoder {
 public:
   Decoder(const WanVaeConfig &config, const VaeParameters &params,
           DecodeWork &work, Bands *bands)
-      : config(config), params(params), work(work), blocks(upBlocks(config)),
+      : config(config), params(params), work(work), blocks(wanUpBlocks(config)),
         bands(bands && bands->count() > 1 ? bands : nullptr) {}
 
   /// One latent frame [B, z, 1, h, w] (after post_quant_conv) to its
@@ -278,13 +204,13 @@ private:
   }
 
   at::Tensor upBlock(size_t i, at::Tensor x, bool firstChunk) {
-    const UpBlock &block = blocks[i];
+    const WanUpBlock &block = blocks[i];
     std::string name = "decoder.up_blocks." + std::to_string(i);
     at::Tensor input = x;
     for (int64_t j = 0; j <= config.numResBlocks; ++j)
       x = resnet(name + ".resnets." + std::to_string(j), x);
     if (block.upsamples)
-      x = resample(upsamplerName(config, i), x, block.temporal);
+      x = resample(wanUpsamplerName(config, i), x, block.temporal);
     if (config.residual && block.upsamples)
       x = x + dupUp(input, block.out, block.temporal ? 2 : 1, firstChunk);
     return x;
@@ -293,7 +219,7 @@ private:
   const WanVaeConfig &config;
   const VaeParameters &params;
   DecodeWork &work;
-  std::vector<UpBlock> blocks;
+  std::vector<WanUpBlock> blocks;
   Bands *bands; // nullptr: the whole image on this rank
   std::vector<Slot> cache;
   size_t slot = 0;
@@ -311,148 +237,7 @@ at::Tensor unpatchify(const at::Tensor &x, int64_t p) {
       .reshape({b, c, f, h * p, w * p});
 }
 
-std::vector<double> readStats(const JsonObject &object, const nlohmann::json &json,
-                              const char *field, int64_t count, bool positive) {
-  std::string expected = "a list of " + std::to_string(count) + " finite numbers (one per z_dim channel" +
-                         std::string(positive ? ", each positive)" : ")");
-  if (!json.contains(field))
-    object.fail(field, "is missing; expected " + expected);
-  const nlohmann::json &list = json.at(field);
-  if (!list.is_array() || int64_t(list.size()) != count)
-    object.fail(field, "is " + describeJson(list) + "; expected " + expected);
-  std::vector<double> out;
-  for (size_t i = 0; i < list.size(); ++i) {
-    const nlohmann::json &value = list[i];
-    std::string at = std::string(field) + "[" + std::to_string(i) + "]";
-    if (!value.is_number() || !std::isfinite(value.get<double>()) ||
-        (positive && !(value.get<double>() > 0)))
-      object.failAt(at, &value, "is " + describeJson(value) + "; expected " +
-                                    (positive ? "a positive finite number" : "a finite number"));
-    out.push_back(value.get<double>());
-  }
-  return out;
-}
-
 } // namespace
-
-int64_t WanVaeConfig::pixelChannels() const { return convOutChannels / (patchSize * patchSize); }
-
-int64_t WanVaeConfig::spatialCompression() const {
-  return (int64_t(1) << (dimMult.size() - 1)) * patchSize;
-}
-
-int64_t WanVaeConfig::pixelFrames(int64_t latentFrames) const {
-  int64_t doublings = 0;
-  for (size_t i = 0; i + 1 < dimMult.size(); ++i)
-    doublings += temporalUpsample[i] ? 1 : 0;
-  return 1 + (latentFrames - 1) * (int64_t(1) << doublings);
-}
-
-WanVaeConfig parseWanVaeConfig(const nlohmann::json &json, const std::string &path) {
-  if (!json.is_object())
-    badFile(path, "is not a JSON object");
-  JsonObject object(path, &json);
-  WanVaeConfig config;
-  config.path = path;
-  config.className = object.getString("_class_name");
-  bool qwen = config.className == "AutoencoderKLQwenImage";
-  if (!qwen && config.className != "AutoencoderKLWan")
-    object.fail("_class_name", "is not AutoencoderKLWan or AutoencoderKLQwenImage");
-  config.zDim = object.getOptionalInt("z_dim", 1, kMaxChannels).value_or(16);
-  int64_t baseDim = object.getOptionalInt("base_dim", 1, kMaxChannels).value_or(96);
-  config.decoderBaseDim =
-      qwen ? baseDim
-           : object.getOptionalInt("decoder_base_dim", 1, kMaxChannels).value_or(baseDim);
-  config.dimMult = json.contains("dim_mult")
-                       ? object.getIntList("dim_mult", 1, kMaxDimMult)
-                       : std::vector<int64_t>{1, 2, 4, 4};
-  if (config.dimMult.size() < 1 || int64_t(config.dimMult.size()) > kMaxUpBlocks)
-    object.fail("dim_mult", "must list 1 to " + std::to_string(kMaxUpBlocks) + " multipliers");
-  for (int64_t mult : config.dimMult)
-    if (config.decoderBaseDim * mult > kMaxChannels)
-      object.fail("dim_mult", "gives " + std::to_string(config.decoderBaseDim * mult) +
-                                  " channels, above " + std::to_string(kMaxChannels));
-  config.numResBlocks = object.getOptionalInt("num_res_blocks", 1, kMaxResBlocks).value_or(2);
-  size_t ups = config.dimMult.size() - 1;
-  std::vector<bool> down{false, true, true};
-  if (json.contains("temperal_downsample")) {
-    const nlohmann::json &list = json.at("temperal_downsample");
-    if (!list.is_array() || list.size() != ups)
-      object.fail("temperal_downsample",
-                  "is " + describeJson(list) + "; expected " + std::to_string(ups) +
-                      " booleans, one per up block that upsamples (dim_mult has " +
-                      std::to_string(config.dimMult.size()) + " entries)");
-    down.clear();
-    for (size_t i = 0; i < list.size(); ++i) {
-      if (!list[i].is_boolean())
-        object.failAt("temperal_downsample[" + std::to_string(i) + "]", &list[i],
-                      "is " + describeJson(list[i]) + "; expected true or false");
-      down.push_back(list[i].get<bool>());
-    }
-  } else if (down.size() != ups) {
-    object.fail("temperal_downsample", "is missing and its default [false, true, true] "
-                                       "does not fit dim_mult's " +
-                                           std::to_string(config.dimMult.size()) + " entries");
-  }
-  config.temporalUpsample.assign(down.rbegin(), down.rend());
-  config.residual = !qwen && object.getOptionalBool("is_residual", false);
-  config.convOutChannels =
-      object.getOptionalInt(qwen ? "input_channels" : "out_channels", 1, kMaxChannels).value_or(3);
-  if (!qwen && json.contains("patch_size") && !json.at("patch_size").is_null())
-    config.patchSize = object.getInt("patch_size", 1, kMaxPatch);
-  if (config.convOutChannels % (config.patchSize * config.patchSize) != 0)
-    object.fail("out_channels", "is " + std::to_string(config.convOutChannels) +
-                                    ", which patch_size^2 = " +
-                                    std::to_string(config.patchSize * config.patchSize) +
-                                    " does not divide (unpatchify needs whole pixels)");
-  // The resample halves the channels of Wan 2.1's blocks: they must be even.
-  for (const UpBlock &block : upBlocks(config))
-    if (block.upsamples && !config.residual && block.out % 2 != 0)
-      object.fail("base_dim", "gives an upsampling block " + std::to_string(block.out) +
-                                  " channels, which its resample cannot halve");
-  if (config.residual)
-    for (const UpBlock &block : upBlocks(config)) {
-      int64_t factor = (block.temporal ? 2 : 1) * 4;
-      if (block.upsamples && (block.out * factor) % block.in != 0)
-        object.fail("dim_mult", "gives a residual block " + std::to_string(block.in) + " -> " +
-                                    std::to_string(block.out) +
-                                    " channels, which DupUp3D cannot spread (out x " +
-                                    std::to_string(factor) + " must be a multiple of in)");
-    }
-  config.latentsMean = readStats(object, json, "latents_mean", config.zDim, false);
-  config.latentsStd = readStats(object, json, "latents_std", config.zDim, true);
-  return config;
-}
-
-std::vector<VaeParameter> wanVaeDecoderParameters(const WanVaeConfig &config) {
-  ParameterList list;
-  std::vector<UpBlock> blocks = upBlocks(config);
-  int64_t widest = blocks.front().in;
-  list.conv3d("post_quant_conv", config.zDim, config.zDim, {1, 1, 1});
-  list.conv3d("decoder.conv_in", widest, config.zDim, {3, 3, 3});
-  list.resnet("decoder.mid_block.resnets.0", widest, widest);
-  list.rmsNorm("decoder.mid_block.attentions.0.norm", widest, true);
-  list.conv2d("decoder.mid_block.attentions.0.to_qkv", 3 * widest, widest, 1);
-  list.conv2d("decoder.mid_block.attentions.0.proj", widest, widest, 1);
-  list.resnet("decoder.mid_block.resnets.1", widest, widest);
-  for (size_t i = 0; i < blocks.size(); ++i) {
-    const UpBlock &block = blocks[i];
-    std::string name = "decoder.up_blocks." + std::to_string(i);
-    for (int64_t j = 0; j <= config.numResBlocks; ++j)
-      list.resnet(name + ".resnets." + std::to_string(j), j == 0 ? block.in : block.out,
-                  block.out);
-    if (block.upsamples) {
-      std::string up = upsamplerName(config, i);
-      list.conv2d(up + ".resample.1", block.resampleOut, block.out, 3);
-      if (block.temporal)
-        list.conv3d(up + ".time_conv", 2 * block.out, block.out, {3, 1, 1});
-    }
-  }
-  int64_t narrowest = blocks.back().out;
-  list.rmsNorm("decoder.norm_out", narrowest, false);
-  list.conv3d("decoder.conv_out", config.convOutChannels, narrowest, {3, 3, 3});
-  return list.list;
-}
 
 int64_t wanVaeDecodePeakBytes(const WanVaeConfig &config, int64_t batch,
                               int64_t frames, int64_t height, int64_t width) {
@@ -460,12 +245,12 @@ int64_t wanVaeDecodePeakBytes(const WanVaeConfig &config, int64_t batch,
   long double pixels = (long double)height * width;
   long double chunkFrames = 1;
   auto convCache = [&](long double channels) { caches += 2.0L * channels * pixels; };
-  std::vector<UpBlock> blocks = upBlocks(config);
+  std::vector<WanUpBlock> blocks = wanUpBlocks(config);
   convCache(config.zDim);
   // conv_in and the mid block's four convolutions.
   for (int k = 0; k < 4; ++k)
     convCache(blocks.front().in);
-  for (const UpBlock &block : blocks) {
+  for (const WanUpBlock &block : blocks) {
     widestChunk = std::max(widestChunk, (long double)std::max(block.in, block.out) * pixels * chunkFrames);
     for (int64_t j = 0; j <= config.numResBlocks; ++j) {
       convCache(j == 0 ? block.in : block.out);

@@ -15,6 +15,7 @@
 
 #include "ditc/Runtime/Vae/Bands.h"
 #include "ditc/Runtime/Vae/Parameters.h"
+#include "ditc/Vae/DecoderConfig.h"
 
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
@@ -25,29 +26,10 @@
 
 namespace ditc::runtime {
 
-/// The decode side of an AutoencoderKL config.json, validated.
-struct AutoencoderKLConfig {
-  std::string path; // config.json, for messages
-  int64_t latentChannels = 0, outChannels = 0, layersPerBlock = 0;
-  int64_t normGroups = 0;
-  std::vector<int64_t> blockOutChannels;
-  bool postQuantConv = true, midBlockAttention = true;
-  /// The pipeline's latents / scaling_factor + shift_factor (FLUX, SD3).
-  double scalingFactor = 1.0, shiftFactor = 0.0;
-  /// Pixels per latent row or column: 2^(up blocks - 1).
-  int64_t spatialCompression() const;
-};
-
-/// Reads and checks `config` (parsed from `path`): `_class_name` is
-/// AutoencoderKL, every up block is UpDecoderBlock2D, act_fn is silu, and
-/// every channel count is positive and divisible by norm_num_groups. Throws
-/// BadInput naming the file, the field, the value and what is allowed.
-AutoencoderKLConfig parseAutoencoderKLConfig(const nlohmann::json &config,
-                                             const std::string &path);
-
-/// Every parameter the decode reads, in execution order.
-std::vector<VaeParameter>
-autoencoderKLDecoderParameters(const AutoencoderKLConfig &config);
+// The config and its parameters are ditc/Vae/DecoderConfig.h's.
+using vae::AutoencoderKLConfig;
+using vae::autoencoderKLDecoderParameters;
+using vae::parseAutoencoderKLConfig;
 
 /// The latents a FLUX or SD3 pipeline hands the VAE:
 /// latents / scaling_factor + shift_factor, in float32.

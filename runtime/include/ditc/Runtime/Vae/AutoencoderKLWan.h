@@ -18,6 +18,7 @@
 
 #include "ditc/Runtime/Vae/Bands.h"
 #include "ditc/Runtime/Vae/Parameters.h"
+#include "ditc/Vae/DecoderConfig.h"
 
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
@@ -28,46 +29,13 @@
 
 namespace ditc::runtime {
 
-/// The decode side of an AutoencoderKLWan or AutoencoderKLQwenImage
-/// config.json, validated.
-struct WanVaeConfig {
-  std::string path;      // config.json, for messages
-  std::string className; // AutoencoderKLWan or AutoencoderKLQwenImage
-  int64_t zDim = 0;
-  /// decoder_base_dim where the config has it (Wan 2.2), else base_dim.
-  int64_t decoderBaseDim = 0;
-  std::vector<int64_t> dimMult;
-  int64_t numResBlocks = 0;
-  /// temperal_downsample reversed: up block i doubles the frames when true.
-  std::vector<bool> temporalUpsample;
-  /// Wan 2.2's residual up blocks (is_residual).
-  bool residual = false;
-  /// Channels of conv_out: out_channels (Wan) or input_channels (Qwen).
-  int64_t convOutChannels = 3;
-  /// patch_size (Wan 2.2 TI2V: 2); 1 when the config has none.
-  int64_t patchSize = 1;
-  std::vector<double> latentsMean, latentsStd;
-
-  /// Channels of a decoded pixel: conv_out's channels over patch_size^2.
-  int64_t pixelChannels() const;
-  /// Pixels per latent row or column: 2^(up blocks that upsample) x patch.
-  int64_t spatialCompression() const;
-  /// Frames decoded from `latentFrames`: 1 + (F - 1) x 2^(temporal ups).
-  int64_t pixelFrames(int64_t latentFrames) const;
-};
-
-/// Reads and checks `config` (parsed from `path`): the class, the channel
-/// multipliers and res-block count within bounds, one temperal_downsample
-/// entry per upsampling block, latents_mean and latents_std of z_dim
-/// entries (every std positive), and a patch_size that divides the output
-/// channels. Throws BadInput naming the file, the field, the value and what
-/// is allowed.
-WanVaeConfig parseWanVaeConfig(const nlohmann::json &config,
-                               const std::string &path);
-
-/// Every parameter the decode reads, in execution order, under diffusers'
-/// names ("decoder.up_blocks.0.upsamplers.0.time_conv.weight", ...).
-std::vector<VaeParameter> wanVaeDecoderParameters(const WanVaeConfig &config);
+// The config and its parameters are ditc/Vae/DecoderConfig.h's.
+using vae::parseWanVaeConfig;
+using vae::wanUpBlocks;
+using vae::WanUpBlock;
+using vae::wanUpsamplerName;
+using vae::WanVaeConfig;
+using vae::wanVaeDecoderParameters;
 
 /// Bytes the decode holds at its peak for a batch of `batch` latents of
 /// `frames` x `height` x `width`: the widest chunk activation (4 frames),

@@ -9,6 +9,8 @@
 #ifndef DITC_RUNTIME_VAE_PARAMETERS_H
 #define DITC_RUNTIME_VAE_PARAMETERS_H
 
+#include "ditc/Vae/DecoderConfig.h"
+
 #include <ATen/ATen.h>
 
 #include <cstdint>
@@ -22,11 +24,7 @@ class TransformerWeights;
 
 namespace ditc::runtime {
 
-/// One decoder parameter under its diffusers name, with its shape.
-struct VaeParameter {
-  std::string name;
-  std::vector<int64_t> shape;
-};
+using vae::VaeParameter;
 
 /// The decoder's parameters as float32 tensors, by name.
 using VaeParameters = std::map<std::string, at::Tensor>;
