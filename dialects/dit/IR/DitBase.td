@@ -81,7 +81,10 @@ def Dit_Dialect : Dialect {
     "::mlir::ArrayAttr":$roles,
     "::mlir::DenseI64ArrayAttr":$rank_roles,
     "::mlir::dit::RoleAttr":$role,
-    "::mlir::UnitAttr":$between_steps
+    "::mlir::UnitAttr":$between_steps,
+    // dit-partition-vae (band programs, and their ops that need every band).
+    "::mlir::IntegerAttr":$vae_band,
+    "::mlir::UnitAttr":$band_collective
   );
   let extraClassDeclaration = [{
     /// Registers the attributes (defined in DitAttrs.cpp, next to their

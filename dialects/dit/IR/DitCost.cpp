@@ -120,3 +120,51 @@ void RMSNormOp::getTraffic(const MeshContext &mesh,
                            SmallVectorImpl<Traffic> &traffic) {
   normTraffic(*this, 1, mesh, traffic);
 }
+
+//===----------------------------------------------------------------------===//
+// VAE decoder
+//===----------------------------------------------------------------------===//
+
+static int64_t channelsOf(Value value) {
+  return cast<RankedTensorType>(value.getType()).getDimSize(1);
+}
+
+/// Each output element is a dot product over C_in x kernel inputs.
+int64_t ConvOp::getFlops() {
+  int64_t taps = 1;
+  for (int64_t k : getKernel())
+    taps *= k;
+  return 2 * numElements(getResult().getType()) * channelsOf(getInput()) * taps;
+}
+
+/// time_conv runs on every frame but the first: 2C outputs of 3C inputs.
+int64_t TemporalUpsampleOp::getFlops() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  int64_t c = in.getDimSize(1);
+  int64_t pixels = in.getDimSize(0) * (in.getDimSize(2) - 1) * in.getDimSize(3) *
+                   in.getDimSize(4);
+  return 2 * pixels * 2 * c * 3 * c;
+}
+
+/// Four C x C projections per pixel, and per frame QKᵀ and PV over its
+/// H·W pixels: 4·(H·W)²·C.
+int64_t ImageAttentionOp::getFlops() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  int64_t c = in.getDimSize(1);
+  int64_t pixelsPerFrame = in.getDimSize(in.getRank() - 2) * in.getDimSize(in.getRank() - 1);
+  int64_t frames = numElements(in) / (c * pixelsPerFrame);
+  return 2 * frames * pixelsPerFrame * 4 * c * c +
+         4 * frames * pixelsPerFrame * pixelsPerFrame * c;
+}
+
+#define DIT_ELEMENTWISE_FLOPS(Op)                                              \
+  int64_t Op::getFlops() { return numElements(getResult().getType()); }
+DIT_ELEMENTWISE_FLOPS(GroupNormOp)
+DIT_ELEMENTWISE_FLOPS(ChannelRMSNormOp)
+DIT_ELEMENTWISE_FLOPS(AddOp)
+DIT_ELEMENTWISE_FLOPS(DenormalizeLatentsOp)
+DIT_ELEMENTWISE_FLOPS(ClampOp)
+#undef DIT_ELEMENTWISE_FLOPS
+int64_t UpsampleOp::getFlops() { return 0; }
+int64_t DupUpOp::getFlops() { return 0; }
+int64_t PixelUnpatchifyOp::getFlops() { return 0; }

@@ -314,6 +314,22 @@ LogicalResult DitDialect::verifyOperationAttribute(Operation *op,
       return failure();
     return c.kind<UnitAttr>("a unit attribute");
   }
+  if (name == "dit.vae_band") {
+    if (failed(c.on<FunctionOpInterface>("functions")))
+      return failure();
+    auto band = dyn_cast<IntegerAttr>(c.value);
+    if (!band || band.getInt() < 0)
+      return c.error() << "expected a non-negative band index, got " << c.value;
+    return success();
+  }
+  if (name == "dit.band_collective") {
+    if (failed(c.on<GroupNormOp, ImageAttentionOp>("'dit.group_norm' or 'dit.image_attention'")))
+      return failure();
+    if (!op->getParentOfType<FunctionOpInterface>() ||
+        !op->getParentOfType<FunctionOpInterface>()->hasAttr("dit.vae_band"))
+      return c.error() << "may only be set in a band program (a function with 'dit.vae_band')";
+    return c.kind<UnitAttr>("a unit attribute");
+  }
   return op->emitError() << "unknown discardable attribute '" << name
                          << "'; the dit dialect declares dit.block, "
                             "dit.model, dit.workload, dit.mesh, "
@@ -322,5 +338,6 @@ LogicalResult DitDialect::verifyOperationAttribute(Operation *op,
                             "dit.tp_segments, dit.reduce_stats_over, "
                             "dit.attention_plan, dit.latent_layout, "
                             "dit.ring_axis, dit.stage, dit.stages, dit.roles, "
-                            "dit.rank_roles, dit.role and dit.between_steps";
+                            "dit.rank_roles, dit.role, dit.between_steps, "
+                            "dit.vae_band and dit.band_collective";
 }

@@ -779,11 +779,222 @@ LogicalResult CFGCombineOp::verify() {
 // Components
 //===----------------------------------------------------------------------===//
 
+//===----------------------------------------------------------------------===//
+// VAE decoder
+//===----------------------------------------------------------------------===//
+
+/// Checks that `value` is an image [B, C, H, W] or a video [B, C, F, H, W].
+static LogicalResult verifyPixels(Operation *op, Value value, StringRef what,
+                                  bool videoOnly = false) {
+  int64_t rank = tensorOf(value).getRank();
+  if (rank == 5 || (rank == 4 && !videoOnly))
+    return success();
+  return op->emitOpError() << "expects " << what
+                           << (videoOnly ? " to be a video [batch, channels, frames, rows, columns]"
+                                         : " to be an image [batch, channels, rows, columns] or a "
+                                           "video [batch, channels, frames, rows, columns]")
+                           << ", got rank " << rank;
+}
+
+/// Checks that `result` has `input`'s shape except where `expected` says.
+static LogicalResult verifyResultShape(Operation *op, ArrayRef<int64_t> expected,
+                                       Value result, StringRef why) {
+  ArrayRef<int64_t> got = tensorOf(result).getShape();
+  if (got == expected)
+    return success();
+  return op->emitOpError() << "result must be " << shapeString(expected) << " ("
+                           << why << "), got " << shapeString(got);
+}
+
+/// Frames after a first-frame-once doubling: 1 + 2 (F - 1).
+static int64_t doubledFrames(int64_t frames) { return 1 + 2 * (frames - 1); }
+
+LogicalResult ConvOp::verify() {
+  if (failed(verifyPixels(*this, getInput(), "the input")))
+    return failure();
+  ArrayRef<int64_t> kernel = getKernel();
+  auto in = tensorOf(getInput());
+  if (kernel.size() != 2 && kernel.size() != 3)
+    return emitOpError() << "kernel must have 2 sizes (rows, columns) or 3 (frames, rows, "
+                            "columns), got "
+                         << kernel.size();
+  if (kernel.size() == 3 && in.getRank() != 5)
+    return emitOpError() << "a 3-D kernel needs a video input, got rank " << in.getRank();
+  if (getCausal() && kernel.size() != 3)
+    return emitOpError() << "causal needs a 3-D kernel (frames, rows, columns)";
+  for (int64_t k : kernel)
+    if (k % 2 == 0 || k > 15)
+      return emitOpError() << "kernel sizes must be odd and at most 15 so that "
+                              "padding keeps the size, got "
+                           << shapeString(kernel);
+  if (kernel.size() == 3 && !getCausal() && kernel[0] != 1)
+    return emitOpError() << "a 3-D kernel over " << kernel[0]
+                         << " frames must be causal (the decoders pad time only "
+                            "before the first frame)";
+  SmallVector<int64_t> expected(in.getShape());
+  auto out = tensorOf(getResult());
+  if (out.getRank() == in.getRank())
+    expected[1] = out.getDimSize(1);
+  if (std::optional<ArrayRef<int64_t>> halo = getHalo()) {
+    int64_t reach = getHaloRows();
+    if ((*halo)[0] > reach || (*halo)[1] > reach)
+      return emitOpError() << "halo [" << (*halo)[0] << ", " << (*halo)[1]
+                           << "] exceeds the " << reach << " rows the kernel reads on each side";
+    int64_t &rows = expected[expected.size() - 2];
+    if (rows - (*halo)[0] - (*halo)[1] < 1)
+      return emitOpError() << "input of " << rows << " rows holds no rows besides its halo";
+    rows -= (*halo)[0] + (*halo)[1];
+    return verifyResultShape(*this, expected, getResult(),
+                             "the input's size less its halo rows, with the output channels");
+  }
+  return verifyResultShape(*this, expected, getResult(),
+                           "the input's size with the output channels");
+}
+
+int64_t ConvOp::getHaloRows() { return getKernel().drop_back().back() / 2; }
+bool ConvOp::needsWholeImage() { return false; }
+
+LogicalResult GroupNormOp::verify() {
+  if (failed(verifyPixels(*this, getInput(), "the input")) ||
+      failed(verifyFinitePositive(*this, "eps", getEps().convertToDouble())))
+    return failure();
+  int64_t channels = tensorOf(getInput()).getDimSize(1);
+  if (channels % getNumGroups() != 0)
+    return emitOpError() << "num_groups " << getNumGroups() << " must divide the "
+                         << channels << " channels";
+  return success();
+}
+int64_t GroupNormOp::getHaloRows() { return 0; }
+bool GroupNormOp::needsWholeImage() { return true; }
+
+LogicalResult ChannelRMSNormOp::verify() {
+  return verifyPixels(*this, getInput(), "the input");
+}
+int64_t ChannelRMSNormOp::getHaloRows() { return 0; }
+bool ChannelRMSNormOp::needsWholeImage() { return false; }
+
+LogicalResult UpsampleOp::verify() {
+  if (failed(verifyPixels(*this, getInput(), "the input")))
+    return failure();
+  SmallVector<int64_t> expected(tensorOf(getInput()).getShape());
+  expected[expected.size() - 2] *= 2;
+  expected.back() *= 2;
+  return verifyResultShape(*this, expected, getResult(), "twice the rows and columns");
+}
+int64_t UpsampleOp::getHaloRows() { return 0; }
+bool UpsampleOp::needsWholeImage() { return false; }
+
+LogicalResult TemporalUpsampleOp::verify() {
+  if (failed(verifyPixels(*this, getInput(), "the input", /*videoOnly=*/true)))
+    return failure();
+  SmallVector<int64_t> expected(tensorOf(getInput()).getShape());
+  expected[2] = doubledFrames(expected[2]);
+  return verifyResultShape(*this, expected, getResult(),
+                           "1 + 2 (F - 1) frames: every frame but the first doubles");
+}
+int64_t TemporalUpsampleOp::getHaloRows() { return 0; }
+bool TemporalUpsampleOp::needsWholeImage() { return false; }
+
+LogicalResult DupUpOp::verify() {
+  if (failed(verifyPixels(*this, getInput(), "the input", /*videoOnly=*/true)))
+    return failure();
+  auto in = tensorOf(getInput());
+  auto out = tensorOf(getResult());
+  if (out.getRank() != 5)
+    return emitOpError() << "result must be a video, got rank " << out.getRank();
+  int64_t factor = (getTemporal() ? 2 : 1) * 4;
+  int64_t cin = in.getDimSize(1), cout = out.getDimSize(1);
+  if ((cout * factor) % cin != 0)
+    return emitOpError() << cout << " output channels x " << factor
+                         << " copies per channel must be a multiple of the " << cin
+                         << " input channels";
+  SmallVector<int64_t> expected(in.getShape());
+  expected[1] = cout;
+  if (getTemporal())
+    expected[2] = doubledFrames(expected[2]);
+  expected[3] *= 2;
+  expected[4] *= 2;
+  return verifyResultShape(*this, expected, getResult(),
+                           "twice the rows and columns, and with temporal 1 + 2 (F - 1) frames");
+}
+int64_t DupUpOp::getHaloRows() { return 0; }
+bool DupUpOp::needsWholeImage() { return false; }
+
+LogicalResult ImageAttentionOp::verify() {
+  return verifyPixels(*this, getInput(), "the input");
+}
+int64_t ImageAttentionOp::getHaloRows() { return 0; }
+bool ImageAttentionOp::needsWholeImage() { return true; }
+
+int64_t AddOp::getHaloRows() { return 0; }
+bool AddOp::needsWholeImage() { return false; }
+
+LogicalResult DenormalizeLatentsOp::verify() {
+  if (failed(verifyPixels(*this, getInput(), "the latents")))
+    return failure();
+  int64_t channels = tensorOf(getInput()).getDimSize(1);
+  for (auto [name, values] : {std::pair<StringRef, ArrayRef<double>>{"scale", getScale()},
+                              {"shift", getShift()}}) {
+    if (values.size() != 1 && int64_t(values.size()) != channels)
+      return emitOpError() << name << " must have 1 or " << channels
+                           << " entries (one per channel), got " << values.size();
+    for (double v : values)
+      if (!std::isfinite(v))
+        return emitOpError() << name << " must be finite, got " << v;
+  }
+  return success();
+}
+int64_t DenormalizeLatentsOp::getHaloRows() { return 0; }
+bool DenormalizeLatentsOp::needsWholeImage() { return false; }
+
+LogicalResult PixelUnpatchifyOp::verify() {
+  if (failed(verifyPixels(*this, getInput(), "the input", /*videoOnly=*/true)))
+    return failure();
+  int64_t p = getPatch();
+  SmallVector<int64_t> expected(tensorOf(getInput()).getShape());
+  if (p > 64 || expected[1] % (p * p) != 0)
+    return emitOpError() << "patch " << p << " squared must divide the " << expected[1]
+                         << " channels";
+  expected[1] /= p * p;
+  expected[3] *= p;
+  expected[4] *= p;
+  return verifyResultShape(*this, expected, getResult(),
+                           "channels over patch^2, rows and columns times patch");
+}
+int64_t PixelUnpatchifyOp::getHaloRows() { return 0; }
+bool PixelUnpatchifyOp::needsWholeImage() { return false; }
+
+LogicalResult ClampOp::verify() {
+  double lo = getMin().convertToDouble(), hi = getMax().convertToDouble();
+  if (!std::isfinite(lo) || !std::isfinite(hi) || lo > hi)
+    return emitOpError() << "needs finite min <= max, got [" << lo << ", " << hi << "]";
+  return success();
+}
+int64_t ClampOp::getHaloRows() { return 0; }
+bool ClampOp::needsWholeImage() { return false; }
+
+//===----------------------------------------------------------------------===//
+// Pipeline components
+//===----------------------------------------------------------------------===//
+
 LogicalResult ComponentOp::verify() {
   if (getClassName().empty())
     return emitOpError() << "needs a class name";
   if (getOutputs().empty())
     return emitOpError() << "must produce at least one output";
+  if (getBody().empty())
+    return success();
+  if (!getBody().hasOneBlock())
+    return emitOpError() << "body must be one block, got "
+                         << getBody().getBlocks().size();
+  Block &body = getBody().front();
+  if (body.getArgumentTypes() != getInputs().getTypes())
+    return emitOpError() << "body's arguments must have the inputs' types";
+  auto yield = body.empty() ? YieldOp() : dyn_cast<YieldOp>(body.back());
+  if (!yield)
+    return emitOpError() << "body must end with dit.yield";
+  if (yield.getValues().getTypes() != getOutputs().getTypes())
+    return yield.emitOpError() << "must yield the component's output types";
   return success();
 }
 

@@ -722,27 +722,279 @@ def Dit_SchedulerStepOp : Dit_Op<"scheduler_step", [Pure, Dit_Cost,
 }
 
 //===----------------------------------------------------------------------===//
+// VAE decoder
+//===----------------------------------------------------------------------===//
+// The ops of a decoder's body (a `dit.component vae_decoder` region): images
+// [B, C, H, W] and videos [B, C, F, H, W], channels at dim 1 and rows at
+// dim -2. Patch parallelism splits the rows into bands; each op states how
+// many neighbouring rows one output row reads (`getHaloRows`) and whether
+// it needs the whole image (`needsWholeImage`: a statistic or attention
+// over every row), which is what the VAE rules and the band plan read.
+
+// Interfaces of every VAE op: parameters where it names a weight, and cost.
+class Dit_VaeOp<string mnemonic, list<Trait> traits = []>
+    : Dit_Op<mnemonic, !listconcat([Pure, Dit_BatchParallel, Dit_Cost], traits)> {
+  code vaeClassDeclaration = [{
+    /// Rows above and below an output row that it reads (0: row-local).
+    int64_t getHaloRows();
+    /// Whether a row of the result depends on every row of the input.
+    bool needsWholeImage();
+  }];
+  let extraClassDeclaration = vaeClassDeclaration;
+}
+
+def Dit_ConvOp : Dit_VaeOp<"conv", [SameOperandsAndResultElementType, Dit_Parameters]> {
+  let summary = "Stride-1 convolution that keeps the image size (2-D or causal 3-D)";
+  let description = [{
+    A `kernel` of two sizes (rows, columns) convolves each image, or each
+    frame of a video; three sizes (frames, rows, columns) convolve a video
+    in 3-D. Padding keeps the size: `kernel / 2` on each side of the rows
+    and columns, and for a `causal` 3-D kernel `kernel - 1` frames before
+    the first frame only (Wan's CausalConv3d). `weight` names the module:
+    `<weight>.weight` is `[C_out, C_in, kernel...]`, `<weight>.bias`
+    `[C_out]`. One output row reads `kernel_rows / 2` rows on either side:
+    the halo a band of rows receives from its neighbours.
+
+    In a band program (dit-partition-vae), `halo = array<i64: top, bottom>`
+    says that the input's first `top` and last `bottom` rows are the
+    neighbouring bands' rows (`shard.update_halo` fetched them): the
+    convolution pads only the rows the halo does not cover, and its result
+    has the input's rows less both halos.
+
+    ```mlir
+    %h = dit.conv %x {weight = "decoder.conv_in", kernel = array<i64: 3, 3>}
+        : tensor<1x16x128x128xf32> -> tensor<1x512x128x128xf32>
+    ```
+  }];
+  let arguments = (ins Dit_Tensor:$input, StrAttr:$weight,
+                   ConfinedAttr<DenseI64ArrayAttr,
+                       [DenseArrayStrictlyPositive<DenseI64ArrayAttr>]>:$kernel,
+                   UnitAttr:$causal,
+                   OptionalAttr<ConfinedAttr<DenseI64ArrayAttr,
+                       [DenseArrayCount<2>, DenseArrayNonNegative<DenseI64ArrayAttr>]>>:$halo);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Dit_GroupNormOp : Dit_VaeOp<"group_norm", [AllTypesMatch<["input", "result"]>,
+    Dit_Parameters]> {
+  let summary = "GroupNorm over channel groups and every pixel, affine";
+  let description = [{
+    Normalizes each of `num_groups` groups of channels over its channels and
+    every pixel (and frame), then scales and shifts per channel by
+    `<weight>.weight` and `<weight>.bias` (`[C]`). The statistics span the
+    whole image: bands of rows all-reduce their partial sums.
+
+    ```mlir
+    %n = dit.group_norm %x {num_groups = 32 : i64, eps = 1.0e-06 : f64,
+                            weight = "decoder.conv_norm_out"} : tensor<1x128x1024x1024xf32>
+    ```
+  }];
+  let arguments = (ins Dit_Tensor:$input, Dit_PositiveI64Attr:$num_groups,
+                   F64Attr:$eps, StrAttr:$weight);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Dit_ChannelRMSNormOp : Dit_VaeOp<"channel_rms_norm", [AllTypesMatch<["input", "result"]>,
+    Dit_Parameters]> {
+  let summary = "RMS norm over the channels of each pixel (Wan's RMS_norm)";
+  let description = [{
+    `x / ||x||_C * sqrt(C) * gamma` at every pixel, with `<weight>.gamma`
+    `[C, 1, 1, 1]`, or `[C, 1, 1]` with `image_gamma` (the attention's norm,
+    built for images). Row-local: no halo, no statistics across rows.
+
+    ```mlir
+    %n = dit.channel_rms_norm %x {weight = "decoder.norm_out"} : tensor<1x96x9x64x64xf32>
+    ```
+  }];
+  let arguments = (ins Dit_Tensor:$input, StrAttr:$weight, UnitAttr:$image_gamma);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Dit_UpsampleOp : Dit_VaeOp<"upsample", [SameOperandsAndResultElementType]> {
+  let summary = "Nearest-neighbour x2 over rows and columns";
+  let description = [{
+    Each pixel becomes a 2 x 2 block of itself; frames and channels keep
+    their count. Band-local: latent band rows map to twice as many rows.
+
+    ```mlir
+    %u = dit.upsample %x : tensor<1x512x64x64xf32> -> tensor<1x512x128x128xf32>
+    ```
+  }];
+  let arguments = (ins Dit_Tensor:$input);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Dit_TemporalUpsampleOp : Dit_VaeOp<"temporal_upsample", [SameOperandsAndResultElementType,
+    Dit_Parameters]> {
+  let summary = "Wan's time_conv: every frame but the first becomes two";
+  let description = [{
+    A causal `(3, 1, 1)` convolution `<weight>` to twice the channels, whose
+    halves become two frames, on every frame but the first, which is kept
+    once (diffusers' upsample3d on its first chunk): F frames give
+    1 + 2 (F - 1). `<weight>.weight` is `[2C, C, 3, 1, 1]`.
+
+    ```mlir
+    %t = dit.temporal_upsample %x {weight = "decoder.up_blocks.0.upsamplers.0.time_conv"}
+        : tensor<1x384x3x16x16xf32> -> tensor<1x384x5x16x16xf32>
+    ```
+  }];
+  let arguments = (ins Dit_Tensor:$input, StrAttr:$weight);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Dit_DupUpOp : Dit_VaeOp<"dup_up", [SameOperandsAndResultElementType]> {
+  let summary = "Wan 2.2's DupUp3D shortcut: channels spread over space and time";
+  let description = [{
+    Repeats each channel and spreads the copies over a 2 x 2 block of
+    pixels and, with `temporal`, two frames (the first frame once), as the
+    residual up blocks' `avg_shortcut` does. No parameters.
+
+    ```mlir
+    %s = dit.dup_up %x {temporal} : tensor<1x1024x3x8x8xf32> -> tensor<1x1024x5x16x16xf32>
+    ```
+  }];
+  let arguments = (ins Dit_Tensor:$input, UnitAttr:$temporal);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Dit_ImageAttentionOp : Dit_VaeOp<"image_attention", [AllTypesMatch<["input", "result"]>,
+    Dit_Parameters]> {
+  let summary = "The VAE mid block's one-head attention over each image's pixels";
+  let description = [{
+    Every pixel of a frame attends to every pixel of that frame with one
+    head as wide as the channels; the result is the attention's output
+    projection (the residual is a separate `dit.add`). `separate`
+    projections are linears `<weight>.to_q`, `.to_k`, `.to_v` and
+    `.to_out.0` (AutoencoderKL); `stacked` ones are 1 x 1 convolutions
+    `<weight>.to_qkv` and `.proj` (Wan). Each band of rows needs the keys
+    and values of every row.
+
+    ```mlir
+    %a = dit.image_attention %n {weight = "decoder.mid_block.attentions.0"}
+        : tensor<1x512x128x128xf32>
+    ```
+  }];
+  let arguments = (ins Dit_Tensor:$input, StrAttr:$weight,
+      DefaultValuedAttr<Dit_QKVLayoutAttr, "::mlir::dit::QKVLayout::Separate">:$qkv_layout);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Dit_AddOp : Dit_VaeOp<"add", [SameOperandsAndResultType]> {
+  let summary = "Elementwise sum (a resnet's or the attention's residual)";
+  let description = [{
+    ```mlir
+    %r = dit.add %x, %h : tensor<1x512x128x128xf32>
+    ```
+  }];
+  let arguments = (ins Dit_Tensor:$lhs, Dit_Tensor:$rhs);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+def Dit_DenormalizeLatentsOp : Dit_VaeOp<"denormalize_latents",
+    [AllTypesMatch<["input", "result"]>]> {
+  let summary = "The pipeline's latents * scale + shift before the decode";
+  let description = [{
+    One `scale` and `shift` for every channel, or one per channel:
+    `1 / scaling_factor` and `shift_factor` (FLUX, SD3), `latents_std` and
+    `latents_mean` (Wan, Qwen-Image).
+
+    ```mlir
+    %z = dit.denormalize_latents %l {scale = array<f64: 2.28>, shift = array<f64: 0.116>}
+        : tensor<1x16x128x128xf32>
+    ```
+  }];
+  let arguments = (ins Dit_Tensor:$input, DenseF64ArrayAttr:$scale,
+                   DenseF64ArrayAttr:$shift);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Dit_PixelUnpatchifyOp : Dit_VaeOp<"pixel_unpatchify", [SameOperandsAndResultElementType]> {
+  let summary = "Wan 2.2's patchified output: C p^2 channels to p x p pixels";
+  let description = [{
+    `[B, C p^2, F, H, W]` to `[B, C, F, H p, W p]`, channel `c p^2 + q p + r`
+    going to row offset `r` and column offset `q`.
+
+    ```mlir
+    %p = dit.pixel_unpatchify %x {patch = 2 : i64}
+        : tensor<1x12x5x64x64xf32> -> tensor<1x3x5x128x128xf32>
+    ```
+  }];
+  let arguments = (ins Dit_Tensor:$input, Dit_PositiveI64Attr:$patch);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Dit_ClampOp : Dit_VaeOp<"clamp", [AllTypesMatch<["input", "result"]>]> {
+  let summary = "Clamps to [min, max] (Wan's decode clamps to [-1, 1])";
+  let description = [{
+    ```mlir
+    %c = dit.clamp %x {min = -1.0 : f64, max = 1.0 : f64} : tensor<1x3x9x64x64xf32>
+    ```
+  }];
+  let arguments = (ins Dit_Tensor:$input, F64Attr:$min, F64Attr:$max);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Pipeline components
 //===----------------------------------------------------------------------===//
 
-def Dit_ComponentOp : Dit_Op<"component", []> {
-  let summary = "An opaque pipeline component with known output shapes";
+def Dit_ComponentOp : Dit_Op<"component", [IsolatedFromAbove]> {
+  let summary = "A pipeline component: opaque, or with its graph as its body";
   let description = [{
-    Stands for a network ditc does not shard itself (a text encoder, an
-    image encoder, the VAE decoder): its class and its output shapes are
-    enough to place it and to size the signals it sends.
+    Stands for a network of the pipeline (a text encoder, an image encoder,
+    the VAE decoder) by its class and its output shapes, which are enough to
+    place it and to size the signals it sends. Where ditc models the class,
+    the body holds the network's graph: one block whose arguments are the
+    inputs, ended by `dit.yield` of the outputs (the VAE decoders of
+    AutoencoderKL, AutoencoderKLWan and AutoencoderKLQwenImage).
 
     ```mlir
     %text = dit.component text_encoder "UMT5EncoderModel" : () -> tensor<1x512x4096xbf16>
+    %px = dit.component vae_decoder "AutoencoderKL"(%l)
+        : (tensor<1x16x4x4xf32>) -> tensor<1x3x32x32xf32> {
+    ^bb0(%z: tensor<1x16x4x4xf32>):
+      ...
+      dit.yield %p : tensor<1x3x32x32xf32>
+    }
     ```
   }];
   let arguments = (ins Dit_ComponentKindAttr:$kind, StrAttr:$class_name,
                    Variadic<Dit_Tensor>:$inputs);
   let results = (outs Variadic<Dit_Tensor>:$outputs);
+  let regions = (region AnyRegion:$body);
   let assemblyFormat = [{
     `` $kind $class_name ( `(` $inputs^ `)` )? attr-dict `:` functional-type($inputs, $outputs)
+    ($body^)?
   }];
   let hasVerifier = 1;
+}
+
+def Dit_YieldOp : Dit_Op<"yield", [Pure, Terminator,
+    HasParent<"ComponentOp">]> {
+  let summary = "The outputs of a component's body";
+  let arguments = (ins Variadic<Dit_Tensor>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
 }
 
 #endif // DIT_OPS_TD

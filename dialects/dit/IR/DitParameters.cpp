@@ -153,3 +153,63 @@ void PatchEmbedOp::getParameters(int64_t,
     add(parameters, table->str(), {1, m * m, d});
   }
 }
+
+//===----------------------------------------------------------------------===//
+// VAE decoder: every parameter whole (the decode is not split by tp), in the
+// shapes diffusers stores.
+//===----------------------------------------------------------------------===//
+
+static int64_t channelsOf(Value value) {
+  return cast<RankedTensorType>(value.getType()).getDimSize(1);
+}
+
+/// `<name>.weight` [out, in, kernel...] and `<name>.bias` [out].
+static void convParameters(SmallVectorImpl<ParameterSpec> &out, StringRef name,
+                           int64_t outChannels, int64_t inChannels,
+                           ArrayRef<int64_t> kernel) {
+  SmallVector<int64_t> shape{outChannels, inChannels};
+  shape.append(kernel.begin(), kernel.end());
+  add(out, name.str() + ".weight", shape);
+  add(out, name.str() + ".bias", {outChannels});
+}
+
+void ConvOp::getParameters(int64_t, SmallVectorImpl<ParameterSpec> &parameters) {
+  convParameters(parameters, getWeight(), channelsOf(getResult()),
+                 channelsOf(getInput()), getKernel());
+}
+
+void GroupNormOp::getParameters(int64_t, SmallVectorImpl<ParameterSpec> &parameters) {
+  int64_t c = channelsOf(getInput());
+  add(parameters, getWeight().str() + ".weight", {c});
+  add(parameters, getWeight().str() + ".bias", {c});
+}
+
+/// Wan's RMS_norm has a gamma and no bias; built for images its gamma is
+/// [C, 1, 1], for videos [C, 1, 1, 1].
+void ChannelRMSNormOp::getParameters(int64_t,
+                                     SmallVectorImpl<ParameterSpec> &parameters) {
+  int64_t c = channelsOf(getInput());
+  add(parameters, getWeight().str() + ".gamma",
+      getImageGamma() ? SmallVector<int64_t>{c, 1, 1} : SmallVector<int64_t>{c, 1, 1, 1});
+}
+
+void TemporalUpsampleOp::getParameters(int64_t,
+                                       SmallVectorImpl<ParameterSpec> &parameters) {
+  int64_t c = channelsOf(getInput());
+  convParameters(parameters, getWeight(), 2 * c, c, {3, 1, 1});
+}
+
+void ImageAttentionOp::getParameters(int64_t,
+                                     SmallVectorImpl<ParameterSpec> &parameters) {
+  int64_t c = channelsOf(getInput());
+  std::string name = getWeight().str();
+  if (getQkvLayout() == QKVLayout::Stacked) {
+    convParameters(parameters, name + ".to_qkv", 3 * c, c, {1, 1});
+    convParameters(parameters, name + ".proj", c, c, {1, 1});
+    return;
+  }
+  for (const char *projection : {".to_q", ".to_k", ".to_v", ".to_out.0"}) {
+    add(parameters, name + projection + ".weight", {c, c});
+    add(parameters, name + projection + ".bias", {c});
+  }
+}
