@@ -8,6 +8,7 @@
 #include "ditc/Importer/Importer.h"
 #include "Family.h"
 #include "GraphBuilder.h"
+#include "VaeGraph.h"
 #include "ditc/Support/BadInput.h"
 
 #include "dit/IR/DitOps.h"
@@ -242,13 +243,15 @@ OwningOpRef<ModuleOp> importModel(MLIRContext &context, const ModelSpec &spec,
         addFunction(b, *module, "vae_decode", {latents}, {video},
                     PipelineComponent::Vae);
     b.setInsertionPointToStart(fn.addEntryBlock());
-    Value decoded =
-        ComponentOp::create(b, 
-             loc, TypeRange{video},
-             ComponentKindAttr::get(&context, ComponentKind::VaeDecoder),
-             b.getStringAttr(spec.vaeClass), ValueRange{fn.getArgument(0)})
-            .getOutputs()[0];
-    func::ReturnOp::create(b, loc, decoded);
+    auto decoder = ComponentOp::create(
+        b, loc, TypeRange{video},
+        ComponentKindAttr::get(&context, ComponentKind::VaeDecoder),
+        b.getStringAttr(spec.vaeClass), ValueRange{fn.getArgument(0)});
+    // A decoder ditc models gets its graph; another class stays opaque
+    // (dit-run writes latents for it and says so).
+    if (!spec.vaeConfig.empty() && isModeledVaeClass(spec.vaeClass))
+      buildVaeDecoderBody(b, decoder, spec);
+    func::ReturnOp::create(b, loc, decoder.getOutputs()[0]);
   }
 
   if (failed(verify(*module)))

@@ -111,6 +111,7 @@ void readVaeConfig(const std::string &path, ModelSpec &spec) {
   json kept = withoutDiffusersMetadata(root, false);
   kept["_class_name"] = spec.vaeClass;
   spec.vaeConfig = kept.dump();
+  spec.vaeConfigPath = path;
   std::optional<int64_t> spatial, temporal;
   if (auto s = vae.getOptionalInt("spatial_compression_ratio", 1, 1024))
     spatial = s;

@@ -6,13 +6,15 @@ only, plus ffprobe and ffmpeg for videos.
 
   vae_check.py make OUT --config CONFIG.json [--seed S] [--dtype f32|f16|bf16]
                [--shards N] [--break shape:NAME|missing:NAME|dtype:NAME|truncate]
-               [--transformer MODEL_DIR]
+               [--transformer MODEL_DIR] [--encoder]
       OUT/model_index.json and OUT/vae/ (CONFIG.json and random weights under
       diffusers' names and shapes): a pipeline folder for --weights; with
       --transformer, also MODEL_DIR's transformer config, so that ditc compile
       OUT gives a plan whose VAE is this one. --break
       spoils it on purpose: NAME stored with a wrong shape, left out, or as
       F64 (valid safetensors that dit-run refuses), or the file cut short.
+      --encoder adds tensors of the encoder side (encoder.conv_in,
+      quant_conv), as a whole autoencoder's file holds them.
   vae_check.py check SNAPSHOT --latents L.npy --pixels P.npy (--png OUT.png | --mp4 OUT.mp4)
       Decodes L ([B, C, F, H, W]) with the snapshot's VAE in float64 as the
       model's pipeline does and prints the largest error of P (dit-run
@@ -58,6 +60,11 @@ def make(args):
         else:
             value = 0.1 * rng.standard_normal(shape)
         tensors[name] = value.astype(np.float32)
+    if args.encoder:
+        for name, shape in (("encoder.conv_in.weight", (4, 3, 3, 3)),
+                            ("encoder.conv_in.bias", (4,)),
+                            ("quant_conv.weight", (4, 4, 1, 1))):
+            tensors[name] = rng.standard_normal(shape).astype(np.float32)
     dtypes = {}
     kind, _, target = (args.breaks or "").partition(":")
     if kind == "shape":
@@ -234,6 +241,7 @@ def main():
     m.add_argument("--dtype", default="f32", choices=["f32", "f16", "bf16"])
     m.add_argument("--shards", type=int, default=1)
     m.add_argument("--break", dest="breaks")
+    m.add_argument("--encoder", action="store_true")
     m.add_argument("--transformer", help="a model folder whose model_index.json and "
                    "transformer/config.json make OUT a pipeline ditc compile reads")
     c = sub.add_parser("check")

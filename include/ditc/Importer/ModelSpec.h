@@ -132,6 +132,8 @@ struct ModelSpec {
   // without one. The manifest records it as model.vae_config: the VAE the
   // plan decodes with (docs/plan-format.md).
   std::string vaeConfig;
+  // The file vaeConfig came from, for messages; empty with vaeConfig.
+  std::string vaeConfigPath;
 
   int64_t numBlocks() const { return doubleBlocks + singleBlocks; }
   const FamilyInfo &info() const { return family; }
