@@ -16,9 +16,12 @@ SNAPSHOT is a pipeline folder (model_index.json, transformer/, and
 transformer_2/ for Wan2.2 A14B) or a transformer folder alone (config.json
 and diffusion_pytorch_model.safetensors, or the shards its .index.json
 lists). The expected tensors are the parameters of the imported
-transformer, as every plan names them. Lists the missing, unexpected,
-mis-shaped and mis-typed tensors (a dtype other than the one holding most
-of the snapshot's bytes), and totals the bytes per dtype.
+transformer, as every plan names them, and in a pipeline folder's vae/
+those of the decoder graph @vae_decode (AutoencoderKL, AutoencoderKLWan,
+AutoencoderKLQwenImage; the encoder's tensors are counted, not expected).
+Lists the missing, unexpected, mis-shaped and mis-typed tensors (a dtype
+other than the one holding most of the transformers' bytes, or of the
+VAE's), and totals the bytes per dtype.
 )",
       {commonFlags()},
       R"(exit codes: 0 every tensor present and right, 1 any tensor missing,

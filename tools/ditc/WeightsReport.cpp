@@ -14,6 +14,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
 
 #include <algorithm>
 #include <sstream>
@@ -75,6 +76,10 @@ WeightsReport checkWeights(const std::string &dir) {
   imported["transformer"] = expectedTensors(*module, "transformer");
   if (spec.experts == 2)
     imported["transformer_2"] = expectedTensors(*module, "transformer_2");
+  // The decoder's parameters, from @vae_decode's graph (empty when the VAE
+  // class is one ditc keeps opaque).
+  std::map<std::string, std::vector<int64_t>> vaeExpected =
+      expectedTensors(*module, "vae_decode");
   // The one-rank partition, as `ditc compile` runs it: its ops hold the
   // latents as patch tokens, the layout the plan's parameters are given
   // for, so the expected tensors are a plan's, plus the dead ones above.
@@ -151,24 +156,87 @@ WeightsReport checkWeights(const std::string &dir) {
     report.components.push_back(std::move(out));
   }
 
+  // A pipeline folder's vae/: the decoder's tensors against @vae_decode.
+  std::unique_ptr<checkpoint::TransformerWeights> vaeWeights;
+  std::string vaeFolder = dir + "/vae";
+  if (snapshot.layout() == checkpoint::Snapshot::Layout::Pipeline &&
+      llvm::sys::fs::is_directory(vaeFolder)) {
+    ComponentReport out;
+    out.component = "vae";
+    out.folder = escapeInvalidUtf8(vaeFolder);
+    out.expected = int64_t(vaeExpected.size());
+    bool haveWeights =
+        llvm::sys::fs::exists(vaeFolder + "/" + checkpoint::kWeightsFile) ||
+        llvm::sys::fs::exists(vaeFolder + "/" + checkpoint::kWeightsIndexFile);
+    if (!haveWeights)
+      out.notChecked = "holds no weights file (dit-run writes latents, not pixels, without one)";
+    else if (vaeExpected.empty())
+      out.notChecked = "holds a " + spec.vaeClass + ", whose decoder ditc does not model yet";
+    if (out.notChecked.empty()) {
+      vaeWeights = std::make_unique<checkpoint::TransformerWeights>(vaeFolder, "vae");
+      for (const std::string &name : vaeWeights->names()) {
+        const checkpoint::StoredTensor &tensor = *vaeWeights->find(name).tensor;
+        std::string dtype = checkpoint::storedTypeName(tensor.type);
+        ++out.stored;
+        out.bytesPerDtype[dtype] += tensor.end - tensor.begin;
+        ++out.tensorsPerDtype[dtype];
+        report.bytesPerDtype[dtype] += tensor.end - tensor.begin;
+        auto it = vaeExpected.find(name);
+        if (it == vaeExpected.end()) {
+          // The encoder side of the autoencoder, saved with it.
+          if (llvm::StringRef(name).starts_with("encoder.") ||
+              llvm::StringRef(name).starts_with("quant_conv.")) {
+            ++out.unused;
+            continue;
+          }
+          out.problems.push_back({WeightsProblem::Kind::Unexpected,
+                                  escapeInvalidUtf8(name), tensor.shape, {}, dtype, ""});
+        } else if (tensor.shape != it->second) {
+          out.problems.push_back({WeightsProblem::Kind::MisShaped, name, tensor.shape,
+                                  it->second, dtype, ""});
+        }
+      }
+      for (const auto &[name, shape] : vaeExpected)
+        if (!vaeWeights->find(name).tensor)
+          out.problems.push_back({WeightsProblem::Kind::Missing, name, shape, {}, "", ""});
+    }
+    report.components.push_back(std::move(out));
+  }
+
   // Mis-typed: every tensor of a checkpoint shares one dtype, as diffusers
   // saves them (save_pretrained casts the whole model). The one that holds
   // most bytes is the snapshot's; any other is reported. (A dtype dit-run
   // cannot load at all, such as F64 or I64, makes the file invalid: the
   // checkpoint library refuses it, exit 2.)
-  for (const auto &[dtype, bytes] : report.bytesPerDtype)
-    if (report.dtype.empty() || bytes > report.bytesPerDtype.at(report.dtype))
-      report.dtype = dtype;
+  // The majority dtype of some components' bytes.
+  auto majorityDtype = [&](bool vae) {
+    std::map<std::string, int64_t> bytes;
+    for (const ComponentReport &c : report.components)
+      if ((c.component == "vae") == vae)
+        for (const auto &[dtype, n] : c.bytesPerDtype)
+          bytes[dtype] += n;
+    std::string best;
+    for (const auto &[dtype, n] : bytes)
+      if (best.empty() || n > bytes.at(best))
+        best = dtype;
+    return best;
+  };
+  report.dtype = majorityDtype(false);
+  report.vaeDtype = majorityDtype(true);
   for (ComponentReport &out : report.components) {
-    if (!snapshot.has(out.component))
+    bool vae = out.component == "vae";
+    const checkpoint::TransformerWeights *weights =
+        vae ? vaeWeights.get()
+            : snapshot.has(out.component) ? &snapshot.component(out.component) : nullptr;
+    if (!weights)
       continue;
-    const checkpoint::TransformerWeights &weights = snapshot.component(out.component);
-    for (const std::string &name : weights.names()) {
-      const checkpoint::StoredTensor &tensor = *weights.find(name).tensor;
+    const std::string &expectedDtype = vae ? report.vaeDtype : report.dtype;
+    for (const std::string &name : weights->names()) {
+      const checkpoint::StoredTensor &tensor = *weights->find(name).tensor;
       std::string dtype = checkpoint::storedTypeName(tensor.type);
-      if (dtype != report.dtype)
+      if (dtype != expectedDtype)
         out.problems.push_back({WeightsProblem::Kind::MisTyped, escapeInvalidUtf8(name),
-                                tensor.shape, {}, dtype, report.dtype});
+                                tensor.shape, {}, dtype, expectedDtype});
     }
     std::stable_sort(out.problems.begin(), out.problems.end(),
                      [](const WeightsProblem &a, const WeightsProblem &b) {
@@ -201,11 +269,17 @@ std::string weightsReportText(const WeightsReport &report) {
      << report.model << ", " << report.className << "\n";
   size_t problems = 0;
   for (const ComponentReport &c : report.components) {
+    if (!c.notChecked.empty()) {
+      os << c.component << ": not checked: " << c.folder << " " << c.notChecked << "\n";
+      continue;
+    }
     os << c.component << ": " << c.expected << " tensors expected, " << c.stored
        << " stored in " << c.folder << "\n";
     for (const auto &[dtype, bytes] : c.bytesPerDtype)
       os << "  " << dtype << ": " << c.tensorsPerDtype.at(dtype) << " tensors, "
          << bytesText(bytes) << "\n";
+    if (c.unused)
+      os << "  " << c.unused << " encoder tensors (encoder.*, quant_conv.*): not read by the decode\n";
     for (const WeightsProblem &p : c.problems) {
       ++problems;
       switch (p.kind) {
@@ -222,7 +296,8 @@ std::string weightsReportText(const WeightsReport &report) {
         break;
       case WeightsProblem::Kind::MisTyped:
         os << "  mis-typed: " << p.name << " is " << p.dtype << ", expected "
-           << p.expectedDtype << " like the snapshot's other tensors\n";
+           << p.expectedDtype << " like the " << (c.component == "vae" ? "VAE's" : "snapshot's")
+           << " other tensors\n";
         break;
       }
     }
@@ -245,6 +320,7 @@ json weightsReportJson(const WeightsReport &report) {
               {"model", report.model},
               {"class_name", report.className},
               {"dtype", report.dtype},
+              {"vae_dtype", report.vaeDtype},
               {"ok", report.ok()},
               {"bytes_per_dtype", report.bytesPerDtype},
               {"components", json::array()}};
@@ -254,7 +330,10 @@ json weightsReportJson(const WeightsReport &report) {
                       {"expected", c.expected},
                       {"stored", c.stored},
                       {"bytes_per_dtype", c.bytesPerDtype},
-                      {"tensors_per_dtype", c.tensorsPerDtype}};
+                      {"tensors_per_dtype", c.tensorsPerDtype},
+                      {"unused", c.unused}};
+    if (!c.notChecked.empty())
+      component["not_checked"] = c.notChecked;
     for (const char *key : {"missing", "unexpected", "mis_shaped", "mis_typed"})
       component[key] = json::array();
     for (const WeightsProblem &p : c.problems) {
