@@ -25,6 +25,7 @@ void buildPartitionPipeline(mlir::OpPassManager &pm,
   pm.addPass(createLowerRoles());
   if (options.batchBranches)
     pm.addPass(createBatchBranches());
+  pm.addPass(createPartitionVae());
   pm.addPass(createVerifyCollectives());
 }
 
@@ -41,8 +42,8 @@ void registerPartitionPipeline() {
   mlir::registerPassPipeline(
       "dit-partition",
       "Check legality, lay out the mesh, shard, insert collectives, split "
-      "stages, lower to role programs, batch their guidance branches and "
-      "verify them",
+      "stages, lower to role programs, batch their guidance branches, split "
+      "the VAE decoder into band programs and verify them",
       [](mlir::OpPassManager &pm, llvm::StringRef text,
          llvm::function_ref<mlir::LogicalResult(const llvm::Twine &)>
              errorHandler) -> mlir::LogicalResult {

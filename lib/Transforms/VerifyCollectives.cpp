@@ -9,6 +9,8 @@
 #include "ditc/Transforms/Passes.h"
 #include "ditc/Transforms/Roles.h"
 
+#include "dit/IR/DitOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 
 #include <map>
@@ -27,10 +29,18 @@ struct VerifyCollectivesPass
     : impl::VerifyCollectivesBase<VerifyCollectivesPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // The VAE's band programs (dit-partition-vae) stand alone: a module
+    // may hold them without role programs (dit-opt on a decoder).
+    bool hasBands = false;
+    if (failed(verifyBandPrograms(module, hasBands)))
+      return signalPassFailure();
+    auto &ditDialect = dit::DitDialect::get(&getContext());
+    if (hasBands && !ditDialect.getRolesAttrHelper().getAttr(module))
+      return;
     FailureOr<MeshInfo> mesh = readMeshInfo(module);
     // The verifier checked each attribute's kind and ranges (role indices
     // within dit.roles, groups that partition the same ranks per axis).
-    auto &dialect = dit::DitDialect::get(&getContext());
+    auto &dialect = ditDialect;
     ArrayAttr roles = dialect.getRolesAttrHelper().getAttr(module);
     DenseI64ArrayAttr table = dialect.getRankRolesAttrHelper().getAttr(module);
     dit::GroupsAttr groups = dialect.getGroupsAttrHelper().getAttr(module);
@@ -84,6 +94,175 @@ struct VerifyCollectivesPass
     }
     if (!ok)
       signalPassFailure();
+  }
+
+  /// One exchange of a VAE band program, in program order.
+  struct BandExchange {
+    std::string kind;      // update_halo, all_reduce_stats, all_gather_kv
+    std::string signature; // what every band must agree on
+    int64_t top = 0, bottom = 0; // update_halo: rows from the bands above, below
+    int64_t rows = 0;            // the band's own rows at the exchange
+    Operation *op = nullptr;
+  };
+
+  /// "1x8x?x4xf32": a shape with its rows (dim -2), which differ between
+  /// uneven bands, left out.
+  static std::string bandShape(Type type, int64_t *rows = nullptr) {
+    auto tensor = cast<RankedTensorType>(type);
+    std::string out;
+    for (int64_t i = 0; i < tensor.getRank(); ++i) {
+      bool isRows = i == tensor.getRank() - 2;
+      if (isRows && rows)
+        *rows = tensor.getDimSize(i);
+      out += (isRows ? std::string("?") : std::to_string(tensor.getDimSize(i))) + "x";
+    }
+    std::string element;
+    llvm::raw_string_ostream os(element);
+    tensor.getElementType().print(os);
+    return out + element;
+  }
+
+  static std::vector<BandExchange> bandExchanges(func::FuncOp fn) {
+    std::vector<BandExchange> out;
+    fn.walk([&](Operation *op) {
+      BandExchange e;
+      e.op = op;
+      if (auto halo = dyn_cast<shard::UpdateHaloOp>(op)) {
+        ArrayRef<int64_t> sizes = halo.getStaticHaloSizes();
+        e.kind = "update_halo";
+        e.top = sizes.size() == 2 ? sizes[0] : -1;
+        e.bottom = sizes.size() == 2 ? sizes[1] : -1;
+        e.signature = "update_halo of " + bandShape(halo.getType(), &e.rows);
+        e.rows -= std::max<int64_t>(e.top, 0) + std::max<int64_t>(e.bottom, 0);
+      } else if (op->hasAttr("dit.band_collective")) {
+        if (auto norm = dyn_cast<dit::GroupNormOp>(op)) {
+          e.kind = "all_reduce_stats";
+          e.signature = "all_reduce_stats of " +
+                        std::to_string(cast<RankedTensorType>(norm.getType()).getDimSize(0)) +
+                        "x" + std::to_string(norm.getNumGroups()) + " group sums";
+        } else {
+          e.kind = "all_gather_kv";
+          e.signature = "all_gather_kv of " + bandShape(op->getResult(0).getType());
+        }
+      } else {
+        return;
+      }
+      out.push_back(e);
+    });
+    return out;
+  }
+
+  /// The band programs of the VAE decode: every band issues the same
+  /// exchanges in the same order, each halo it expects from a neighbour is
+  /// rows that neighbour holds, and each convolution's halo is what its
+  /// kernel reads beyond the band (so every output row reads the rows it
+  /// reads on one rank).
+  static LogicalResult verifyBandPrograms(ModuleOp module, bool &found) {
+    std::map<int64_t, func::FuncOp> bands;
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      auto band = fn->getAttrOfType<IntegerAttr>("dit.vae_band");
+      if (!band)
+        continue;
+      if (!bands.emplace(band.getInt(), fn).second) {
+        fn.emitError() << "is VAE band " << band.getInt() << ", as @"
+                       << bands[band.getInt()].getName() << " is";
+        return failure();
+      }
+    }
+    found = !bands.empty();
+    if (!found)
+      return success();
+    auto grid = module.lookupSymbol<shard::GridOp>("vae_bands");
+    int64_t count = int64_t(bands.size());
+    if (!grid || grid.getShape().size() != 1 || grid.getShape()[0] != count ||
+        bands.rbegin()->first != count - 1) {
+      module.emitError() << "the module holds " << count
+                         << " VAE band programs, which need bands 0 to " << count - 1
+                         << " and a one-axis grid @vae_bands of " << count;
+      return failure();
+    }
+    std::vector<std::vector<BandExchange>> calls;
+    for (auto &[band, fn] : bands)
+      calls.push_back(bandExchanges(fn));
+    auto name = [&](int64_t band) { return "@" + bands[band].getName().str(); };
+    for (int64_t band = 1; band < count; ++band)
+      for (size_t i = 0; i < std::max(calls[0].size(), calls[band].size()); ++i) {
+        std::string want = i < calls[0].size() ? calls[0][i].signature : "nothing";
+        std::string got = i < calls[band].size() ? calls[band][i].signature : "nothing";
+        if (want == got)
+          continue;
+        Operation *where = i < calls[band].size() ? calls[band][i].op
+                                                  : bands[band].getOperation();
+        where->emitError() << "collective mismatch in the VAE band group: " << name(band)
+                           << " issues " << got << " as its exchange #" << i << " where "
+                           << name(0) << " issues " << want
+                           << "; the decoding ranks would hang or exchange mismatched data";
+        return failure();
+      }
+    for (size_t i = 0; i < calls[0].size(); ++i) {
+      if (calls[0][i].kind != "update_halo")
+        continue;
+      for (int64_t band = 0; band < count; ++band) {
+        const BandExchange &e = calls[band][i];
+        if (band == 0 && e.top != 0) {
+          e.op->emitError() << "expects " << e.top << " halo rows from above, but "
+                            << name(0) << " holds the image's first rows";
+          return failure();
+        }
+        if (band == count - 1 && e.bottom != 0) {
+          e.op->emitError() << "expects " << e.bottom << " halo rows from below, but "
+                            << name(band) << " holds the image's last rows";
+          return failure();
+        }
+        if (band + 1 < count) {
+          const BandExchange &below = calls[band + 1][i];
+          if (below.rows < e.bottom || e.rows < below.top) {
+            bool short1 = below.rows < e.bottom;
+            const BandExchange &needy = short1 ? e : below;
+            needy.op->emitError()
+                << name(short1 ? band : band + 1) << " expects "
+                << (short1 ? e.bottom : below.top) << " halo rows from "
+                << name(short1 ? band + 1 : band) << ", which holds only "
+                << (short1 ? below.rows : e.rows) << " rows there";
+            return failure();
+          }
+        }
+        // The convolution that reads the halo: its kernel's reach, on every
+        // side a neighbour has.
+        for (Operation *user : e.op->getUsers()) {
+          auto conv = dyn_cast<dit::ConvOp>(user);
+          if (!conv)
+            continue;
+          int64_t reach = conv.getHaloRows();
+          int64_t wantTop = band > 0 ? reach : 0, wantBottom = band + 1 < count ? reach : 0;
+          if (e.top != wantTop || e.bottom != wantBottom) {
+            conv.emitError() << "in " << name(band) << " reads " << reach
+                             << " rows beyond each edge, so it needs halo [" << wantTop
+                             << ", " << wantBottom << "], but the exchange gives [" << e.top
+                             << ", " << e.bottom
+                             << "]: its edge rows would differ from one rank's";
+            return failure();
+          }
+        }
+      }
+    }
+    // A convolution that reads beyond its band without any exchange pads
+    // the band's edge with zeros where the image has rows.
+    for (auto &[band, fn] : bands) {
+      WalkResult result = fn.walk([&, band = band](dit::ConvOp conv) {
+        if (count < 2 || conv.getHaloRows() == 0 ||
+            conv.getInput().getDefiningOp<shard::UpdateHaloOp>())
+          return WalkResult::advance();
+        conv.emitError() << "in " << name(band) << " reads " << conv.getHaloRows()
+                         << " rows beyond its band's edges but receives no halo "
+                            "(shard.update_halo): its edge rows would differ from one "
+                            "rank's";
+        return WalkResult::interrupt();
+      });
+      if (result.wasInterrupted())
+        return failure();
+    }
+    return success();
   }
 
   static std::vector<const CollectiveCall *>

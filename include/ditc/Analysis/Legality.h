@@ -59,6 +59,12 @@ struct ModelFacts {
   /// The class of @vae_decode's decoder ("AutoencoderKL", ...); empty when
   /// the module has none.
   std::string vaeClass;
+  /// Latent rows the decoder graph's convolutions read beyond a band's edge
+  /// (each convolution's kernel reach over its rows' upsampling, rounded
+  /// up, the widest); unset when @vae_decode holds no graph.
+  std::optional<int64_t> vaeHaloRows;
+  /// The convolution that needs vaeHaloRows, for messages.
+  std::string vaeHaloOp;
   std::array<int64_t, 3> patch{1, 1, 1};
 };
 

@@ -4,6 +4,8 @@
 
 #include "dit/IR/DitDialect.h"
 #include "ditc/Transforms/MeshAxisOption.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 

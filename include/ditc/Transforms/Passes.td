@@ -266,6 +266,32 @@ def BatchBranches : Pass<"dit-batch-branches", "::mlir::ModuleOp"> {
   ];
 }
 
+def PartitionVae : Pass<"dit-partition-vae", "::mlir::ModuleOp"> {
+  let summary = "Split the VAE decoder's graph into band programs with explicit exchanges";
+  let description = [{
+    With the vae placement's `vae_parallel_size` V > 1, `@vae_decode`'s
+    decoder body becomes V functions `@vae_decode_band<i>` (`dit.vae_band`),
+    band i holding the latent rows `row_split` (or an even split) gives it,
+    every activation's rows scaled with them, on a grid `@vae_bands` of V.
+    Each convolution that reads rows beyond its output row gets them first:
+    a `tensor.pad` makes room for the halo and `shard.update_halo` fills it
+    from the neighbouring bands, and the convolution's `halo` says how many
+    of its input rows are theirs (none at the image's edges, which keep
+    their zero padding). GroupNorm and the mid-block attention, whose
+    statistics and keys span every band, are marked `dit.band_collective`.
+
+    ```mlir
+    %p = tensor.pad %x low[0, 0, 1, 0] high[0, 0, 1, 0] {...} : tensor<1x8x2x4xf32> to tensor<1x8x4x4xf32>
+    %h = shard.update_halo %p on @vae_bands split_axes = [[], [], [0], []] halo_sizes = [1, 1] : tensor<1x8x4x4xf32>
+    %y = dit.conv %h {halo = array<i64: 1, 1>, kernel = array<i64: 3, 3>, weight = "decoder.conv_in"}
+        : tensor<1x8x4x4xf32> -> tensor<1x8x2x4xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::dit::DitDialect", "::mlir::shard::ShardDialect",
+                           "::mlir::tensor::TensorDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 def VerifyCollectives : Pass<"dit-verify-collectives", "::mlir::ModuleOp"> {
   let summary = "Check that every group's ranks issue matching collectives";
   let description = [{

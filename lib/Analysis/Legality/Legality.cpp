@@ -262,8 +262,26 @@ FailureOr<LegalityContext> buildLegalityContext(ModuleOp module,
   m.latentFrames = workload.getLatentFrames();
   m.latentHeight = workload.getLatentHeight();
   module.walk([&](dit::ComponentOp op) {
-    if (op.getKind() == dit::ComponentKind::VaeDecoder)
-      m.vaeClass = op.getClassName().str();
+    if (op.getKind() != dit::ComponentKind::VaeDecoder)
+      return;
+    m.vaeClass = op.getClassName().str();
+    if (op.getBody().empty() || op.getInputs().empty())
+      return;
+    // The halo from the graph: a convolution of reach k/2 on rows
+    // upsampled s times reads ceil(k/2 / s) latent rows of a neighbour.
+    auto latents = cast<RankedTensorType>(op.getInputs()[0].getType());
+    int64_t latentRows = latents.getDimSize(latents.getRank() - 2);
+    int64_t halo = 0;
+    op.getBody().walk([&](dit::ConvOp conv) {
+      auto in = cast<RankedTensorType>(conv.getInput().getType());
+      int64_t scale = std::max<int64_t>(1, in.getDimSize(in.getRank() - 2) / latentRows);
+      int64_t rows = (conv.getHaloRows() + scale - 1) / scale;
+      if (rows > halo) {
+        halo = rows;
+        m.vaeHaloOp = conv.getWeight().str();
+      }
+    });
+    m.vaeHaloRows = halo;
   });
 
   // Attention ops of the denoiser; a hand-written module without component

@@ -24,12 +24,11 @@ const Placement *patchParallelVae(const LegalityContext &ctx) {
   return vae;
 }
 
-/// Latent rows a decoder's convolutions read beyond a band's edge, per
-/// side: every decoder dit-run runs is built from 3x3 (and 3x3x3 causal)
-/// convolutions with one pixel of padding, and its upsampling doubles a
-/// band's rows together with the image's, so the widest halo, counted in
-/// the band's own rows, is the latent resolution's one row. nullopt for a
-/// class without a patch-parallel decoder.
+/// Latent rows a modeled decoder's convolutions read beyond a band's edge
+/// when the module holds no graph for it (hand-written modules): its 3x3
+/// convolutions at the latent resolution read one row. nullopt for a class
+/// without a patch-parallel decoder. With a graph, ModelFacts::vaeHaloRows
+/// is measured from its convolutions instead.
 std::optional<int64_t> decoderHaloRows(const std::string &vaeClass) {
   if (vaeClass == "AutoencoderKL" || vaeClass == "AutoencoderKLWan" ||
       vaeClass == "AutoencoderKLQwenImage")
@@ -93,7 +92,12 @@ void checkVaeHalo(const LegalityContext &ctx, DiagnosticSink &sink) {
   if (!vae || vae->vaeParallelSize < 2)
     return;
   const ModelFacts &m = ctx.model;
-  std::optional<int64_t> halo = decoderHaloRows(m.vaeClass);
+  // The decoder graph's own halo; a hand-written module whose decoder is
+  // opaque takes its class's (every modeled decoder reads one latent row).
+  std::optional<int64_t> halo = m.vaeHaloRows ? m.vaeHaloRows : decoderHaloRows(m.vaeClass);
+  std::string haloSource = m.vaeHaloRows && !m.vaeHaloOp.empty()
+                               ? m.vaeClass + "'s " + m.vaeHaloOp
+                               : m.vaeClass + "'s 3x3 convolutions";
   if (!halo) {
     sink.report("vae-halo", Severity::Error,
                 "vae_parallel_size " + std::to_string(vae->vaeParallelSize) +
@@ -115,8 +119,8 @@ void checkVaeHalo(const LegalityContext &ctx, DiagnosticSink &sink) {
       sink.report("vae-halo", Severity::Error,
                   "VAE band " + std::to_string(i) + " of " + rankList(bands) + " holds " +
                       std::to_string(bands[i]) + " latent rows, fewer than the " +
-                      std::to_string(*halo) + "-row halo that " + m.vaeClass +
-                      "'s 3x3 convolutions read from each neighbour; with a " +
+                      std::to_string(*halo) + "-row halo that " + haloSource +
+                      " reads from each neighbour; with a " +
                       latentRowsText(m) + " use at most " +
                       std::to_string(m.latentHeight / *halo) + " bands",
                   "vae");
