@@ -152,6 +152,8 @@ int64_t ImageAttentionOp::getFlops() {
   auto in = cast<RankedTensorType>(getInput().getType());
   int64_t c = in.getDimSize(1);
   int64_t pixelsPerFrame = in.getDimSize(in.getRank() - 2) * in.getDimSize(in.getRank() - 1);
+  if (c == 0 || pixelsPerFrame == 0)
+    return 0;
   int64_t frames = numElements(in) / (c * pixelsPerFrame);
   return 2 * frames * pixelsPerFrame * 4 * c * c +
          4 * frames * pixelsPerFrame * pixelsPerFrame * c;

@@ -851,7 +851,10 @@ LogicalResult ConvOp::verify() {
                            "the input's size with the output channels");
 }
 
-int64_t ConvOp::getHaloRows() { return getKernel().drop_back().back() / 2; }
+int64_t ConvOp::getHaloRows() {
+  ArrayRef<int64_t> kernel = getKernel();
+  return kernel.size() < 2 ? 0 : kernel[kernel.size() - 2] / 2;
+}
 bool ConvOp::needsWholeImage() { return false; }
 
 LogicalResult GroupNormOp::verify() {

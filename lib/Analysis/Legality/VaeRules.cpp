@@ -96,7 +96,7 @@ void checkVaeHalo(const LegalityContext &ctx, DiagnosticSink &sink) {
   // opaque takes its class's (every modeled decoder reads one latent row).
   std::optional<int64_t> halo = m.vaeHaloRows ? m.vaeHaloRows : decoderHaloRows(m.vaeClass);
   std::string haloSource = m.vaeHaloRows && !m.vaeHaloOp.empty()
-                               ? m.vaeClass + "'s " + m.vaeHaloOp
+                               ? m.vaeClass + "'s " + m.vaeHaloOp + " (the widest reach in latent rows)"
                                : m.vaeClass + "'s 3x3 convolutions";
   if (!halo) {
     sink.report("vae-halo", Severity::Error,
@@ -119,8 +119,8 @@ void checkVaeHalo(const LegalityContext &ctx, DiagnosticSink &sink) {
       sink.report("vae-halo", Severity::Error,
                   "VAE band " + std::to_string(i) + " of " + rankList(bands) + " holds " +
                       std::to_string(bands[i]) + " latent rows, fewer than the " +
-                      std::to_string(*halo) + "-row halo that " + haloSource +
-                      " reads from each neighbour; with a " +
+                      std::to_string(*halo) + "-row halo read from each neighbour by " +
+                      haloSource + "; with a " +
                       latentRowsText(m) + " use at most " +
                       std::to_string(m.latentHeight / *halo) + " bands",
                   "vae");

@@ -20,7 +20,7 @@ module attributes {
 // -----
 
 // fail: a band of no rows
-// expected-error @+1 {{[vae-halo] VAE band 2 of [1, 1, 0] holds 0 latent rows, fewer than the 1-row halo that AutoencoderKL's 3x3 convolutions read from each neighbour; with a latent height of 2 rows (16 px over the VAE's compression 8) use at most 2 bands}}
+// expected-error @+1 {{[vae-halo] VAE band 2 of [1, 1, 0] holds 0 latent rows, fewer than the 1-row halo read from each neighbour by AutoencoderKL's 3x3 convolutions; with a latent height of 2 rows (16 px over the VAE's compression 8) use at most 2 bands}}
 module attributes {
   dit.model = #dit.model<family = "flux", class_name = "FluxTransformer2DModel", double_blocks = 1, single_blocks = 1, num_heads = 24, head_dim = 128, hidden_size = 3072, ffn_size = 12288, text_hidden_size = 3072, text_embed_dim = 4096, in_channels = 16, out_channels = 16, patch = [1, 2, 2], vae_spatial = 8, vae_temporal = 1, seq_align = 1, experts = 1>,
   dit.workload = #dit.workload<batch = 1, height = 16, width = 1024, frames = 1, latent_frames = 1, latent_height = 2, latent_width = 128, image_tokens = 64, text_tokens = 512, branches = 1, guidance_scale = 3.5 : f64, steps = 28>,
