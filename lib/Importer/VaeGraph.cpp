@@ -130,8 +130,7 @@ Value autoencoderKL(VaeGraph &g, Value z, const vae::AutoencoderKLConfig &config
   x = resnet("decoder.mid_block.resnets.1", x, widest);
   size_t blocks = config.blockOutChannels.size();
   for (size_t i = 0; i < blocks; ++i) {
-    auto [in, out] = config.upBlockChannels(i);
-    (void)in;
+    int64_t out = config.upBlockChannels(i).second;
     std::string block = "decoder.up_blocks." + std::to_string(i);
     for (int64_t j = 0; j <= config.layersPerBlock; ++j)
       x = resnet(block + ".resnets." + std::to_string(j), x, out);

@@ -19,7 +19,7 @@
 #include "ditc/Analysis/Deployment.h"
 #include "ditc/Analysis/Legality.h"
 #include "ditc/Transforms/Passes.h"
-#include "ditc/Transforms/Roles.h"
+#include "ditc/Transforms/MeshInfo.h"
 
 #include "dit/IR/DitDialect.h"
 #include "dit/IR/DitOps.h"
@@ -39,10 +39,6 @@ using namespace mlir;
 
 namespace ditc {
 namespace {
-
-/// The band programs' grid: one axis, the decoding ranks of a replica in
-/// band order.
-constexpr const char *kBandGridName = "vae_bands";
 
 struct PartitionVaePass : impl::PartitionVaeBase<PartitionVaePass> {
   void runOnOperation() override {
@@ -83,9 +79,9 @@ struct PartitionVaePass : impl::PartitionVaeBase<PartitionVaePass> {
     }
 
     OpBuilder b(module.getContext());
-    if (!SymbolTable::lookupSymbolIn(module, kBandGridName)) {
+    if (!SymbolTable::lookupSymbolIn(module, kVaeBandGridName)) {
       b.setInsertionPointToStart(module.getBody());
-      shard::GridOp::create(b, module.getLoc(), kBandGridName,
+      shard::GridOp::create(b, module.getLoc(), kVaeBandGridName,
                             b.getDenseI64ArrayAttr({bands}));
     }
     b.setInsertionPointAfter(fn);
@@ -187,7 +183,7 @@ struct PartitionVaePass : impl::PartitionVaeBase<PartitionVaePass> {
     // The rows (dim -2) are split over the band grid's only axis.
     SmallVector<shard::GridAxesAttr> split(rank, b.getDenseI16ArrayAttr({}));
     split[rank - 2] = b.getDenseI16ArrayAttr({0});
-    return shard::UpdateHaloOp::create(b, loc, padded, room, kBandGridName,
+    return shard::UpdateHaloOp::create(b, loc, padded, room, kVaeBandGridName,
                                        shard::GridAxesArrayAttr::get(b.getContext(), split),
                                        ValueRange{}, ArrayRef<int64_t>{top, bottom});
   }

@@ -34,13 +34,12 @@ struct VerifyCollectivesPass
     bool hasBands = false;
     if (failed(verifyBandPrograms(module, hasBands)))
       return signalPassFailure();
-    auto &ditDialect = dit::DitDialect::get(&getContext());
-    if (hasBands && !ditDialect.getRolesAttrHelper().getAttr(module))
+    auto &dialect = dit::DitDialect::get(&getContext());
+    if (hasBands && !dialect.getRolesAttrHelper().getAttr(module))
       return;
     FailureOr<MeshInfo> mesh = readMeshInfo(module);
     // The verifier checked each attribute's kind and ranges (role indices
     // within dit.roles, groups that partition the same ranks per axis).
-    auto &dialect = ditDialect;
     ArrayAttr roles = dialect.getRolesAttrHelper().getAttr(module);
     DenseI64ArrayAttr table = dialect.getRankRolesAttrHelper().getAttr(module);
     dit::GroupsAttr groups = dialect.getGroupsAttrHelper().getAttr(module);
@@ -172,13 +171,13 @@ struct VerifyCollectivesPass
     found = !bands.empty();
     if (!found)
       return success();
-    auto grid = module.lookupSymbol<shard::GridOp>("vae_bands");
+    auto grid = module.lookupSymbol<shard::GridOp>(kVaeBandGridName);
     int64_t count = int64_t(bands.size());
     if (!grid || grid.getShape().size() != 1 || grid.getShape()[0] != count ||
         bands.rbegin()->first != count - 1) {
       module.emitError() << "the module holds " << count
                          << " VAE band programs, which need bands 0 to " << count - 1
-                         << " and a one-axis grid @vae_bands of " << count;
+                         << " and a one-axis grid @" << kVaeBandGridName << " of " << count;
       return failure();
     }
     std::vector<std::vector<BandExchange>> calls;

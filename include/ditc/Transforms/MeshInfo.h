@@ -44,6 +44,9 @@ constexpr llvm::StringLiteral kGroupsAttrName =
 
 /// Name of the grid symbol dit-mesh-layout emits.
 constexpr const char *kGridName = "mesh";
+/// The VAE band programs' grid (dit-partition-vae): one axis, a replica's
+/// decoding ranks in band order.
+constexpr const char *kVaeBandGridName = "vae_bands";
 
 
 
