@@ -10,11 +10,13 @@
 #include "ditc/Plan/ManifestBuilder.h"
 #include "ditc/Analysis/AxisConversion.h"
 #include "ditc/Support/Utf8.h"
+#include "ditc/Transforms/BandPrograms.h"
 #include "ditc/Transforms/Roles.h"
 
 #include "dit/IR/DitDialect.h"
 #include "dit/IR/DitOps.h"
 
+#include <algorithm>
 #include <map>
 
 using namespace mlir;
@@ -250,6 +252,22 @@ FailureOr<json> buildManifest(ModuleOp module, const MeshInfo &mesh,
         {"row_split", vaeRowBands(workload.latentHeight, vae->vaeParallelSize,
                                   vae->vaeRowSplit)},
         {"groups", std::move(groupsJson)}};
+    // The verified band program's exchanges, in order (every band issues
+    // the same ones; dit-verify-collectives proved it): dit-run holds its
+    // decoder to them. An opaque decoder has no band programs.
+    FailureOr<std::map<int64_t, func::FuncOp>> bands = bandPrograms(module);
+    if (failed(bands))
+      return failure();
+    if (!bands->empty()) {
+      json exchanges = json::array();
+      for (const BandExchange &e : collectBandExchanges(bands->begin()->second)) {
+        json entry = {{"op", e.kind}};
+        if (e.kind == "update_halo")
+          entry["rows"] = std::max(e.top, e.bottom);
+        exchanges.push_back(std::move(entry));
+      }
+      manifest["vae"]["exchanges"] = std::move(exchanges);
+    }
   }
   return manifest;
 }

@@ -6,6 +6,7 @@
 // data (mismatched shapes); here it is a compile error naming the op.
 //
 //===----------------------------------------------------------------------===//
+#include "ditc/Transforms/BandPrograms.h"
 #include "ditc/Transforms/Passes.h"
 #include "ditc/Transforms/Roles.h"
 
@@ -95,79 +96,16 @@ struct VerifyCollectivesPass
       signalPassFailure();
   }
 
-  /// One exchange of a VAE band program, in program order.
-  struct BandExchange {
-    std::string kind;      // update_halo, all_reduce_stats, all_gather_kv
-    std::string signature; // what every band must agree on
-    int64_t top = 0, bottom = 0; // update_halo: rows from the bands above, below
-    int64_t rows = 0;            // the band's own rows at the exchange
-    Operation *op = nullptr;
-  };
-
-  /// "1x8x?x4xf32": a shape with its rows (dim -2), which differ between
-  /// uneven bands, left out.
-  static std::string bandShape(Type type, int64_t *rows = nullptr) {
-    auto tensor = cast<RankedTensorType>(type);
-    std::string out;
-    for (int64_t i = 0; i < tensor.getRank(); ++i) {
-      bool isRows = i == tensor.getRank() - 2;
-      if (isRows && rows)
-        *rows = tensor.getDimSize(i);
-      out += (isRows ? std::string("?") : std::to_string(tensor.getDimSize(i))) + "x";
-    }
-    std::string element;
-    llvm::raw_string_ostream os(element);
-    tensor.getElementType().print(os);
-    return out + element;
-  }
-
-  static std::vector<BandExchange> bandExchanges(func::FuncOp fn) {
-    std::vector<BandExchange> out;
-    fn.walk([&](Operation *op) {
-      BandExchange e;
-      e.op = op;
-      if (auto halo = dyn_cast<shard::UpdateHaloOp>(op)) {
-        ArrayRef<int64_t> sizes = halo.getStaticHaloSizes();
-        e.kind = "update_halo";
-        e.top = sizes.size() == 2 ? sizes[0] : -1;
-        e.bottom = sizes.size() == 2 ? sizes[1] : -1;
-        e.signature = "update_halo of " + bandShape(halo.getType(), &e.rows);
-        e.rows -= std::max<int64_t>(e.top, 0) + std::max<int64_t>(e.bottom, 0);
-      } else if (op->hasAttr("dit.band_collective")) {
-        if (auto norm = dyn_cast<dit::GroupNormOp>(op)) {
-          e.kind = "all_reduce_stats";
-          e.signature = "all_reduce_stats of " +
-                        std::to_string(cast<RankedTensorType>(norm.getType()).getDimSize(0)) +
-                        "x" + std::to_string(norm.getNumGroups()) + " group sums";
-        } else {
-          e.kind = "all_gather_kv";
-          e.signature = "all_gather_kv of " + bandShape(op->getResult(0).getType());
-        }
-      } else {
-        return;
-      }
-      out.push_back(e);
-    });
-    return out;
-  }
-
   /// The band programs of the VAE decode: every band issues the same
   /// exchanges in the same order, each halo it expects from a neighbour is
   /// rows that neighbour holds, and each convolution's halo is what its
   /// kernel reads beyond the band (so every output row reads the rows it
   /// reads on one rank).
   static LogicalResult verifyBandPrograms(ModuleOp module, bool &found) {
-    std::map<int64_t, func::FuncOp> bands;
-    for (auto fn : module.getOps<func::FuncOp>()) {
-      auto band = fn->getAttrOfType<IntegerAttr>("dit.vae_band");
-      if (!band)
-        continue;
-      if (!bands.emplace(band.getInt(), fn).second) {
-        fn.emitError() << "is VAE band " << band.getInt() << ", as @"
-                       << bands[band.getInt()].getName() << " is";
-        return failure();
-      }
-    }
+    FailureOr<std::map<int64_t, func::FuncOp>> programs = bandPrograms(module);
+    if (failed(programs))
+      return failure();
+    std::map<int64_t, func::FuncOp> &bands = *programs;
     found = !bands.empty();
     if (!found)
       return success();
@@ -182,7 +120,7 @@ struct VerifyCollectivesPass
     }
     std::vector<std::vector<BandExchange>> calls;
     for (auto &[band, fn] : bands)
-      calls.push_back(bandExchanges(fn));
+      calls.push_back(collectBandExchanges(fn));
     auto name = [&](int64_t band) { return "@" + bands[band].getName().str(); };
     for (int64_t band = 1; band < count; ++band)
       for (size_t i = 0; i < std::max(calls[0].size(), calls[band].size()); ++i) {

@@ -86,8 +86,10 @@ public:
         sum += every[b];
       return sum;
     }
-    at::Tensor allGather(const at::Tensor &x, int64_t dim, const std::vector<int64_t> &) override {
-      return at::cat(all.exchange(me, x), dim);
+    std::pair<at::Tensor, at::Tensor> gatherKeysValues(const at::Tensor &keys,
+                                                       const at::Tensor &values,
+                                                       const std::vector<int64_t> &) override {
+      return {at::cat(all.exchange(me, keys), 1), at::cat(all.exchange(me, values), 1)};
     }
 
   private:

@@ -144,7 +144,7 @@ void runDecodeOnly(const DecodeOptions &options) {
   Communicator comm(m, rank, vote, {}, options.rendezvous);
   std::string line;
   VaeDecodeGroup vae(rank, comm.replicaLeader(), decoders, m.vaeBands(), comm.vaeBandGroup(),
-                     comm.vaeTransferGroup());
+                     comm.vaeTransferGroup(), {m.vaeExchanges, m.path});
   if (leader || decodes)
     line = pictures.stage(staged, leader ? z : at::Tensor(), shape, options.output,
                           options.savePixels, &vae);

@@ -10,6 +10,7 @@
 
 #include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <sys/stat.h>
@@ -78,6 +79,27 @@ PictureOutputs::PictureOutputs(const Manifest &m, const std::string &weightsDir)
                    "gives one; compile from a pipeline folder with vae/, or pass "
                    "--weights SNAPSHOT");
   }
+  // The plan's band program against this decoder's, before any work: a
+  // plan whose vae.exchanges this dit-run would not issue is refused here,
+  // not after the denoising.
+  if (!m.vaeExchanges.empty()) {
+    std::vector<BandExchange> traced = model.traceBandExchanges(int64_t(m.vaeRowSplit.size()));
+    const std::vector<BandExchange> &planned = m.vaeExchanges;
+    for (size_t i = 0; i < std::max(traced.size(), planned.size()); ++i) {
+      if (i < traced.size() && i < planned.size() && traced[i] == planned[i])
+        continue;
+      throw BadInput(m.path + ": vae.exchanges" +
+                     (i < planned.size() ? "[" + std::to_string(i) + "] is " +
+                                               planned[i].describe()
+                                         : " ends after " + std::to_string(planned.size()) +
+                                               " exchanges") +
+                     ", but the " + model.className() + " decoder issues " +
+                     (i < traced.size() ? traced[i].describe() : "nothing more") +
+                     " there (" + std::to_string(traced.size()) +
+                     " exchanges per band and pass); the plan's band program is not "
+                     "this decoder's");
+    }
+  }
   if (model.latentChannels() != m.latentChannels)
     throw BadInput(model.configPath() + ": " + std::to_string(model.latentChannels()) +
                    " latent channels differ from the plan's " +
@@ -127,8 +149,11 @@ std::string PictureOutputs::stage(StagedOutputs &staged, const at::Tensor &laten
   auto started = std::chrono::steady_clock::now();
   at::Tensor band = group ? group->scatterLatents(latents, shape) : latents;
   at::Tensor pixels; // [B, 3, F, H, W]
-  if (band.defined())
+  if (band.defined()) {
     pixels = model.decode(params, band, &work, group ? group->bands() : nullptr);
+    if (group)
+      group->finishDecode();
+  }
   // Where the decode ran, for the line: "" for the leader alone.
   std::string where, whose;
   if (group && !(group->decoderRanks().size() == 1 && group->decodes())) {

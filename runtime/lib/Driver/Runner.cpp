@@ -525,7 +525,8 @@ void runRank(const RunOptions &options) {
         {m.batch, blockTokens, m.latentFeatures});
     bool picture = isPictureOutput(request.output);
     VaeDecodeGroup vae(rank, comm.replicaLeader(), m.vaeDecoders(replica), m.vaeBands(),
-                       comm.vaeBandGroup(), comm.vaeTransferGroup());
+                       comm.vaeBandGroup(), comm.vaeTransferGroup(),
+                       {m.vaeExchanges, m.path});
     if (!leader && !(picture && vae.decodes()))
       continue;
     at::Tensor out;

@@ -21,16 +21,32 @@ constexpr int kRowsUpTag = 20, kRowsDownTag = 21, kTransferTag = 22;
                    " (group " + group.key + ") failed: " + error.what());
 }
 
-/// Bands whose exchanges run over one c10d group, member b holding band b.
+/// Bands whose exchanges run over one c10d group, member b holding band b,
+/// each exchange first checked against the plan's band program.
 class GroupBands : public Bands {
 public:
-  GroupBands(Group &group, std::vector<int64_t> rows) : group(group), rows(std::move(rows)) {}
+  GroupBands(Group &group, std::vector<int64_t> rows, const BandProgram &program)
+      : group(group), rows(std::move(rows)), program(program) {}
+
+  /// The exchanges issued since the last call, which must be whole passes
+  /// of the band program.
+  void finishDecode() {
+    size_t length = program.exchanges.size();
+    size_t issued = this->issued;
+    this->issued = 0;
+    if (length > 0 && (issued == 0 || issued % length != 0))
+      throw RunFailure("the VAE decode issued " + std::to_string(issued) +
+                       " band exchanges, not whole passes of the " + std::to_string(length) +
+                       " that the plan's band program lists (" + program.plan +
+                       ": vae.exchanges)");
+  }
 
   int64_t count() const override { return int64_t(group.members.size()); }
   int64_t index() const override { return group.index; }
   const std::vector<int64_t> &latentRows() const override { return rows; }
 
   at::Tensor withHalo(const at::Tensor &x, int64_t halo) override {
+    expect({"update_halo", halo});
     int64_t i = index(), n = count(), height = x.size(-2);
     std::vector<int64_t> edgeShape = x.sizes().vec();
     edgeShape[edgeShape.size() - 2] = halo;
@@ -60,6 +76,7 @@ public:
   }
 
   at::Tensor allReduceSum(const at::Tensor &x) override {
+    expect({"all_reduce_stats", 0});
     at::Tensor sum = x.contiguous().clone();
     try {
       group.allreduce(sum)();
@@ -69,41 +86,70 @@ public:
     return sum;
   }
 
-  at::Tensor allGather(const at::Tensor &x, int64_t dim,
-                       const std::vector<int64_t> &sizes) override {
-    // c10d's all_gather takes equal shapes: every band pads to the largest.
-    int64_t largest = *std::max_element(sizes.begin(), sizes.end());
-    std::vector<int64_t> padded = x.sizes().vec();
-    padded[size_t(dim)] = largest;
-    at::Tensor mine = at::zeros(padded, x.options());
-    mine.narrow(dim, 0, x.size(dim)).copy_(x);
+  std::pair<at::Tensor, at::Tensor> gatherKeysValues(const at::Tensor &keys,
+                                                     const at::Tensor &values,
+                                                     const std::vector<int64_t> &pixels) override {
+    expect({"all_gather_kv", 0});
+    // K and V side by side in one all-gather; c10d's all_gather takes
+    // equal shapes, so every band pads its pixels to the largest band's.
+    int64_t channels = keys.size(2);
+    int64_t largest = *std::max_element(pixels.begin(), pixels.end());
+    at::Tensor mine = at::zeros({keys.size(0), largest, 2 * channels}, keys.options());
+    mine.narrow(1, 0, keys.size(1)).narrow(2, 0, channels).copy_(keys);
+    mine.narrow(1, 0, values.size(1)).narrow(2, channels, channels).copy_(values);
     std::vector<at::Tensor> all;
     for (int64_t b = 0; b < count(); ++b)
-      all.push_back(at::empty(padded, x.options()));
+      all.push_back(at::empty_like(mine));
     try {
       group.allgather(all, mine);
     } catch (const std::exception &error) {
       failed("all-gathering attention K/V", group, error);
     }
     for (int64_t b = 0; b < count(); ++b)
-      all[size_t(b)] = all[size_t(b)].narrow(dim, 0, sizes[size_t(b)]);
-    return at::cat(all, dim);
+      all[size_t(b)] = all[size_t(b)].narrow(1, 0, pixels[size_t(b)]);
+    at::Tensor joined = at::cat(all, 1);
+    return {joined.narrow(2, 0, channels), joined.narrow(2, channels, channels)};
   }
 
 private:
+  /// Every band runs the same decoder on the same plan, so a decoder that
+  /// strays from the band program strays on all of them at this call:
+  /// they stop together, before the exchange, instead of hanging.
+  void expect(const BandExchange &call) {
+    const std::vector<BandExchange> &planned = program.exchanges;
+    if (planned.empty())
+      return;
+    size_t at = issued % planned.size();
+    if (planned[at] != call)
+      throw RunFailure("the VAE decoder issues " + call.describe() + " as band exchange #" +
+                       std::to_string(issued) + ", where the plan's band program (" +
+                       program.plan + ": vae.exchanges[" + std::to_string(at) + "]) has " +
+                       planned[at].describe() +
+                       ": this dit-run's decoder is not the program ditc verified");
+    ++issued;
+  }
+
   Group &group;
   std::vector<int64_t> rows;
+  const BandProgram &program;
+  size_t issued = 0;
 };
 
 } // namespace
 
 VaeDecodeGroup::VaeDecodeGroup(int64_t rank, int64_t leader, std::vector<int64_t> decoders,
                                std::vector<int64_t> latentRows, Group *bandGroup,
-                               Group *transferGroup)
+                               Group *transferGroup, BandProgram program)
     : rank(rank), leader(leader), decoders(std::move(decoders)),
-      latentRows(std::move(latentRows)), transferGroup(transferGroup) {
+      latentRows(std::move(latentRows)), transferGroup(transferGroup),
+      program(std::move(program)) {
   if (bandGroup)
-    exchange = std::make_unique<GroupBands>(*bandGroup, this->latentRows);
+    exchange = std::make_unique<GroupBands>(*bandGroup, this->latentRows, this->program);
+}
+
+void VaeDecodeGroup::finishDecode() {
+  if (exchange)
+    static_cast<GroupBands &>(*exchange).finishDecode();
 }
 
 VaeDecodeGroup::~VaeDecodeGroup() = default;

@@ -188,10 +188,19 @@ static void checkGroups(const Manifest &m, const JsonObject &top) {
     }
   }
 }
+std::string BandExchange::describe() const {
+  if (op != "update_halo")
+    return op;
+  return op + " of " + std::to_string(rows) + (rows == 1 ? " row" : " rows");
+}
+
 /// The vae section: each replica's decoding ranks, band by band, and the
 /// latent rows of each band. Checked against the mesh so that every rank
 /// agrees on who decodes which rows before any of them starts.
 static void readVaeSection(const JsonObject &vae, Manifest &m) {
+  // A convolution's reach beyond its row: 1 for the 3x3 kernels of every
+  // supported decoder; wider kernels stay far below this.
+  constexpr int64_t kMaxHaloRows = 64;
   int64_t world = m.worldSize();
   int64_t size = vae.getInt("parallel_size", 1, world);
   m.vaeRowSplit = vae.getIntList("row_split", 1, m.latentHeight);
@@ -239,6 +248,29 @@ static void readVaeSection(const JsonObject &vae, Manifest &m) {
     byReplica[size_t(replica)] = group;
   }
   m.vaeGroups = std::move(byReplica);
+  if (size == 1)
+    return;
+  // The band program dit-verify-collectives proved: a decoder that issued
+  // anything else would hang its bands or decode other pixels.
+  if (!vae.has("exchanges"))
+    vae.fail("exchanges", "is missing: a plan that splits the decode over " +
+                              std::to_string(size) +
+                              " bands lists its band program's exchanges (ditc "
+                              "compile writes them)");
+  for (const JsonObject &entry :
+       vae.getObjectList("exchanges", "must list the band program's exchanges", true)) {
+    BandExchange e;
+    e.op = entry.getString("op");
+    if (e.op == "update_halo")
+      e.rows = entry.getInt("rows", 1, kMaxHaloRows);
+    else if (e.op != "all_reduce_stats" && e.op != "all_gather_kv")
+      entry.fail("op", "is '" + e.op.substr(0, 100) +
+                           "', not a band exchange; one of update_halo, all_reduce_stats, "
+                           "all_gather_kv");
+    else if (entry.has("rows"))
+      entry.fail("rows", "belongs to update_halo only");
+    m.vaeExchanges.push_back(std::move(e));
+  }
 }
 
 Manifest loadManifest(const std::string &dir) {

@@ -4,6 +4,7 @@
 #include "ditc/Runtime/Vae/Bands.h"
 
 #include <cmath>
+#include <tuple>
 
 namespace ditc::runtime {
 
@@ -96,8 +97,7 @@ private:
       std::vector<int64_t> sizes;
       for (int64_t rows : bands->latentRows())
         sizes.push_back(rows * x.size(3));
-      k = bands->allGather(k, 1, sizes);
-      v = bands->allGather(v, 1, sizes);
+      std::tie(k, v) = bands->gatherKeysValues(k, v, sizes);
     }
     at::Tensor attended = pixelAttention(q, k, v, work);
     at::Tensor out = at::linear(attended, param(name + ".to_out.0.weight"),

@@ -4,6 +4,7 @@
 #include "ditc/Runtime/Vae/Bands.h"
 
 #include <cmath>
+#include <tuple>
 
 namespace ditc::runtime {
 
@@ -139,8 +140,7 @@ private:
       std::vector<int64_t> sizes;
       for (int64_t rows : bands->latentRows())
         sizes.push_back(rows * w);
-      k = bands->allGather(k, 1, sizes);
-      v = bands->allGather(v, 1, sizes);
+      std::tie(k, v) = bands->gatherKeysValues(k, v, sizes);
     }
     at::Tensor attended =
         pixelAttention(q, k, v, work).transpose(1, 2).reshape({b * t, c, h, w});

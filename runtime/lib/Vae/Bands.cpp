@@ -49,4 +49,32 @@ at::Tensor bandGroupNorm(Bands *bands, const at::Tensor &x, int64_t groups,
       .reshape(x.sizes());
 }
 
+at::Tensor TracingBands::withHalo(const at::Tensor &x, int64_t halo) {
+  trace.push_back({"update_halo", halo});
+  std::vector<int64_t> edge = x.sizes().vec();
+  edge[edge.size() - 2] = halo;
+  at::Tensor zeros = at::zeros(edge, x.options());
+  return at::cat({zeros, x, zeros}, -2);
+}
+
+at::Tensor TracingBands::allReduceSum(const at::Tensor &x) {
+  trace.push_back({"all_reduce_stats", 0});
+  return x * double(count());
+}
+
+std::pair<at::Tensor, at::Tensor>
+TracingBands::gatherKeysValues(const at::Tensor &keys, const at::Tensor &values,
+                               const std::vector<int64_t> &pixels) {
+  trace.push_back({"all_gather_kv", 0});
+  auto widen = [&](const at::Tensor &x) {
+    std::vector<int64_t> rest = x.sizes().vec();
+    int64_t all = 0;
+    for (int64_t p : pixels)
+      all += p;
+    rest[1] = all - x.size(1);
+    return at::cat({x, at::zeros(rest, x.options())}, 1);
+  };
+  return {widen(keys), widen(values)};
+}
+
 } // namespace ditc::runtime

@@ -97,4 +97,18 @@ at::Tensor VaeModel::decode(const VaeParameters &params, const at::Tensor &laten
   return decodesVideo() ? pixels : pixels.narrow(2, 0, 1).contiguous();
 }
 
+std::vector<BandExchange> VaeModel::traceBandExchanges(int64_t bands) const {
+  at::NoGradGuard noGrad;
+  // The exchanges depend on the decoder's structure only: zeros serve as
+  // parameters (calloc'd pages, never written) and one row, one column and
+  // one frame as latents.
+  VaeParameters zeros;
+  for (const VaeParameter &p : parameters())
+    zeros.emplace(p.name, at::zeros(p.shape, at::kFloat));
+  TracingBands tracer(std::vector<int64_t>(size_t(bands), 1));
+  decode(zeros, at::zeros({1, latentChannels(), 1, 1, 1}, at::kFloat), nullptr, &tracer);
+  return tracer.issued();
+}
+
 } // namespace ditc::runtime
+

@@ -18,11 +18,19 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace ditc::runtime {
 
 class Group;
+
+/// The plan's band program: the exchanges each band issues per decode pass
+/// (manifest vae.exchanges; empty for one band), and the plan for messages.
+struct BandProgram {
+  std::vector<BandExchange> exchanges;
+  std::string plan;
+};
 
 class VaeDecodeGroup {
 public:
@@ -30,10 +38,11 @@ public:
   /// the process group over them (null for one band or a rank outside);
   /// `transferGroup` the group over them and the leader, which may be
   /// `bandGroup` itself (null when neither is needed or the rank is in
-  /// neither). `latentRows`: the rows of each band.
+  /// neither). `latentRows`: the rows of each band. Each band exchange
+  /// is checked against `program` before it is issued.
   VaeDecodeGroup(int64_t rank, int64_t leader, std::vector<int64_t> decoders,
                  std::vector<int64_t> latentRows, Group *bandGroup,
-                 Group *transferGroup);
+                 Group *transferGroup, BandProgram program);
   ~VaeDecodeGroup();
 
   /// True when this rank decodes a band.
@@ -43,6 +52,9 @@ public:
   const std::vector<int64_t> &bandRows() const { return latentRows; }
   /// The band exchange of this rank's decode; nullptr for one band.
   Bands *bands();
+  /// After a decode: throws RunFailure unless the bands issued whole passes
+  /// of the band program (one per latent frame for a video VAE).
+  void finishDecode();
   /// This rank's band of the replica's latents [B, C, F, H, W]: the leader
   /// passes the whole latents and sends the other bands; a decoding rank
   /// passes `shape` (the whole latents') and receives its band.
@@ -56,6 +68,7 @@ private:
   int64_t rank, leader;
   std::vector<int64_t> decoders, latentRows;
   Group *transferGroup;
+  BandProgram program;
   std::unique_ptr<Bands> exchange;
   int64_t transferIndex(int64_t member) const;
 };

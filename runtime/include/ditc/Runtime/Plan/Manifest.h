@@ -46,6 +46,20 @@ struct ProgramEntry {
   int64_t paramBytes = -1, activationBytes = -1;
 };
 
+/// One exchange of the VAE's band program as the plan lists it:
+/// update_halo (with the rows read from each neighbour), all_reduce_stats
+/// (GroupNorm's sums) or all_gather_kv (the mid-block attention's K and V).
+struct BandExchange {
+  std::string op;
+  int64_t rows = 0; // update_halo only
+  bool operator==(const BandExchange &other) const {
+    return op == other.op && rows == other.rows;
+  }
+  bool operator!=(const BandExchange &other) const { return !(*this == other); }
+  /// "update_halo of 1 row", "all_gather_kv": for messages.
+  std::string describe() const;
+};
+
 struct Manifest {
   std::string dir, path;
   std::string planHash;
@@ -80,6 +94,10 @@ struct Manifest {
   /// when the plan has no vae section: each replica's leader decodes alone.
   std::vector<std::vector<int64_t>> vaeGroups;
   std::vector<int64_t> vaeRowSplit;
+  /// vae.exchanges: the verified band program's exchanges in program order
+  /// (plans that split the decode over two or more bands); the decoder
+  /// must issue exactly these in each decode pass (Driver/VaeDecodeGroup.h).
+  std::vector<BandExchange> vaeExchanges;
 
   int64_t worldSize() const { return int64_t(ranks.size()); }
   int64_t axisSize(const std::string &axis) const;

@@ -9,15 +9,20 @@
 //   - GroupNorm's statistics span the whole image: the bands all-reduce
 //     their partial sums;
 //   - the mid block's attention is global: the bands all-gather K and V.
-// The decoders take a Bands, or nullptr for a one-rank decode.
+// The decoders take a Bands, or nullptr for a one-rank decode. The plan's
+// band program lists these exchanges in order (manifest vae.exchanges);
+// TracingBands records a decoder's, so dit-run can compare the two.
 //
 //===----------------------------------------------------------------------===//
 #ifndef DITC_RUNTIME_VAE_BANDS_H
 #define DITC_RUNTIME_VAE_BANDS_H
 
+#include "ditc/Runtime/Plan/Manifest.h"
+
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace ditc::runtime {
@@ -36,10 +41,35 @@ public:
   virtual at::Tensor withHalo(const at::Tensor &x, int64_t halo) = 0;
   /// The element-wise sum of every band's `x` (same shape everywhere).
   virtual at::Tensor allReduceSum(const at::Tensor &x) = 0;
-  /// Every band's `x` concatenated along `dim` in band order, band b
-  /// holding `sizes[b]` entries there.
-  virtual at::Tensor allGather(const at::Tensor &x, int64_t dim,
-                               const std::vector<int64_t> &sizes) = 0;
+  /// The attention's keys and values ([N, pixels, C] each) of every band
+  /// concatenated along the pixels in band order, band b holding
+  /// `pixels[b]`: one exchange for both.
+  virtual std::pair<at::Tensor, at::Tensor>
+  gatherKeysValues(const at::Tensor &keys, const at::Tensor &values,
+                   const std::vector<int64_t> &pixels) = 0;
+};
+
+/// Bands that only record: the exchanges a decoder issues, as band
+/// programs name them (update_halo with its rows, all_reduce_stats,
+/// all_gather_kv), with zeros standing for the neighbours' rows and every
+/// band's statistics equal to this band's. Band 0 of `latentRows`.
+class TracingBands : public Bands {
+public:
+  explicit TracingBands(std::vector<int64_t> latentRows) : rows(std::move(latentRows)) {}
+  int64_t count() const override { return int64_t(rows.size()); }
+  int64_t index() const override { return 0; }
+  const std::vector<int64_t> &latentRows() const override { return rows; }
+  at::Tensor withHalo(const at::Tensor &x, int64_t halo) override;
+  at::Tensor allReduceSum(const at::Tensor &x) override;
+  std::pair<at::Tensor, at::Tensor> gatherKeysValues(const at::Tensor &keys,
+                                                     const at::Tensor &values,
+                                                     const std::vector<int64_t> &pixels) override;
+  /// What the decoder issued, in order.
+  const std::vector<BandExchange> &issued() const { return trace; }
+
+private:
+  std::vector<int64_t> rows;
+  std::vector<BandExchange> trace;
 };
 
 /// GroupNorm over every band's rows together: each row's float32 sum and

@@ -56,6 +56,11 @@ public:
   /// pixels are its band of pixel rows (Bands.h).
   at::Tensor decode(const VaeParameters &params, const at::Tensor &latents,
                     DecodeWork *work = nullptr, Bands *bands = nullptr) const;
+  /// The exchanges one band issues in one decode pass (one latent frame),
+  /// traced on a stand-in: zero parameters, one latent row and column per
+  /// band, `bands` bands, no communication. What the plan's band program
+  /// must list.
+  std::vector<BandExchange> traceBandExchanges(int64_t bands) const;
 
 private:
   std::string name;
