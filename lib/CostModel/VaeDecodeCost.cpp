@@ -65,13 +65,14 @@ public:
     alive(std::max(in, out));
   }
   /// A norm (with its activation): read and write twice. GroupNorm
-  /// all-reduces two sums per group across the bands.
+  /// all-reduces two float64 sums per channel and row of the whole image
+  /// (each band's rows placed at theirs: runtime Vae/Bands.h).
   void norm(int64_t channels, int64_t groups) {
     double elements = batch * pixels() * double(channels);
     work.compute.bytes[size_t(OpClass::Elementwise)] += 4.0 * kFloatBytes * elements;
     work.paramBytes += kFloatBytes * 2.0 * double(channels);
     if (groups > 0 && bands > 1) {
-      work.reduceBytes += 2.0 * 8.0 * batch * double(groups);
+      work.reduceBytes += 2.0 * 8.0 * batch * double(channels) * rows * double(bands) * frames;
       ++work.reductions;
     }
   }
@@ -96,7 +97,7 @@ public:
     work.paramBytes += kFloatBytes * 4.0 * double(channels) * double(channels + 1);
     if (bands > 1) {
       work.gatherBytes += 2.0 * kFloatBytes * batch * framesAttended * keys * double(channels);
-      work.gathers += 2;
+      ++work.gathers; // K and V side by side in one
     }
     alive(3 * channels);
   }

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <algorithm>
 #include <fstream>
 #include <mutex>
 #include <thread>
@@ -345,40 +346,35 @@ TEST(Mp4, ConvertsAsExportToVideoAndWritesAnMp4) {
 } // namespace
 
 TEST(Bands, AutoencoderKLBandsDecodeAsOneRank) {
-  // Without the mid-block attention every op is a convolution with its
-  // halo, a GroupNorm with whole-image sums, or pointwise: bitwise.
-  nlohmann::json config = tinyConfig();
-  config["mid_block_add_attention"] = false;
-  VaeModel vae = VaeModel::fromConfig(config, "vae/config.json", "flux");
-  VaeParameters params = seededVaeParameters(vae.parameters(), 5);
+  // Every row-mixing product runs one latent row's output rows at a time
+  // (Bands.h), GroupNorm sums each row alone first, and the rest is
+  // pointwise: a split into bands gives one rank's bytes, even and uneven.
+  // With the mid-block attention, splits with a band of one latent row
+  // still differ in the last bit of a few values (measured 4.2e-7 here);
+  // which op rounds differently there is not pinned down yet.
   at::Tensor latents = at::randn({2, 4, 1, 7, 5});
-  at::Tensor one = vae.decode(params, latents);
-  ThreadBands even({4, 3});
-  EXPECT_EQ(largestDifference(one, even.decode(vae, params, latents)), 0.0f);
-  // A band of one or two rows makes torch pick other convolution kernels,
-  // which round differently: equal within float32 rounding.
-  for (std::vector<int64_t> rows : {std::vector<int64_t>{1, 2, 4}, {2, 2, 2, 1}}) {
-    ThreadBands bands(rows);
-    EXPECT_LE(largestDifference(one, bands.decode(vae, params, latents)),
-              1e-6f * one.abs().max().item<float>())
-        << rows.size() << " bands";
+  for (bool attention : {false, true}) {
+    nlohmann::json config = tinyConfig();
+    config["mid_block_add_attention"] = attention;
+    VaeModel vae = VaeModel::fromConfig(config, "vae/config.json", "flux");
+    VaeParameters params = seededVaeParameters(vae.parameters(), 5);
+    at::Tensor one = vae.decode(params, latents);
+    for (std::vector<int64_t> rows :
+         {std::vector<int64_t>{4, 3}, {3, 4}, {1, 2, 4}, {2, 2, 2, 1}}) {
+      ThreadBands bands(rows);
+      float difference = largestDifference(one, bands.decode(vae, params, latents));
+      bool oneRowBand = std::count(rows.begin(), rows.end(), 1) > 0;
+      if (attention && oneRowBand)
+        EXPECT_LE(difference, 1e-6f * one.abs().max().item<float>()) << rows.size() << " bands";
+      else
+        EXPECT_EQ(difference, 0.0f) << rows.size() << " bands, attention " << attention;
+    }
   }
-  // With it, the bands' queries attend to the gathered K/V in smaller
-  // products than one rank's: equal within float32 rounding.
-  VaeModel attending = VaeModel::fromConfig(tinyConfig(), "vae/config.json", "flux");
-  params = seededVaeParameters(attending.parameters(), 5);
-  one = attending.decode(params, latents);
-  ThreadBands bands({3, 4});
-  EXPECT_LE(largestDifference(one, bands.decode(attending, params, latents)),
-            1e-6f * one.abs().max().item<float>());
 }
 
 TEST(Bands, WanBandsDecodeAsOneRank) {
-  // torch's conv3d picks its CPU algorithm by shape, so a band's causal
-  // convolutions round differently from the whole image's (by about 1e-7
-  // each, measured): over the decoder's twenty of them the bands stay
-  // within 1e-5 of one rank, the float32 decode's own distance from a
-  // float64 one. A wrong halo or cache frame is off by far more.
+  // The causal convolutions and their cached frames, per-frame attention
+  // and upsample3d, in row tiles as AutoencoderKL's: one rank's bytes.
   VaeModel vae = VaeModel::fromConfig(tinyWanConfig(), "vae/config.json", "wan");
   VaeParameters params = seededVaeParameters(vae.parameters(), 7);
   at::Tensor latents = at::randn({1, 4, 3, 6, 5});
@@ -387,7 +383,6 @@ TEST(Bands, WanBandsDecodeAsOneRank) {
     ThreadBands bands(rows);
     at::Tensor banded = bands.decode(vae, params, latents);
     EXPECT_EQ(banded.sizes(), one.sizes());
-    EXPECT_LE(largestDifference(one, banded), 1e-5f * one.abs().max().item<float>())
-        << rows.size() << " bands";
+    EXPECT_EQ(largestDifference(one, banded), 0.0f) << rows.size() << " bands";
   }
 }

@@ -18,7 +18,8 @@ public:
       : config(config), params(params), work(work),
         bands(bands && bands->count() > 1 ? bands : nullptr) {}
 
-  at::Tensor run(at::Tensor x) const {
+  at::Tensor run(at::Tensor x) {
+    latentRows = x.size(2);
     if (config.postQuantConv)
       x = conv("post_quant_conv", x, 0);
     x = conv("decoder.conv_in", x, 1);
@@ -47,16 +48,17 @@ private:
       throw std::logic_error("VAE parameter " + name + " was not loaded");
     return found->second;
   }
+  /// Output rows per latent row of `x`: the row tiles (Bands.h).
+  int64_t tileRows(const at::Tensor &x) const { return x.size(-2) / latentRows; }
   at::Tensor conv(const std::string &name, const at::Tensor &x,
                   int64_t padding) const {
     const at::Tensor &weight = param(name + ".weight");
     // A band reads its neighbours' edge rows where the image pads.
-    at::Tensor out = bands && padding > 0
-                         ? at::conv2d(bands->withHalo(x, padding), weight,
-                                      param(name + ".bias"), at::IntArrayRef{1, 1},
-                                      at::IntArrayRef{0, padding})
-                         : at::conv2d(x, weight, param(name + ".bias"), {1, 1},
-                                      {padding, padding});
+    at::Tensor input = padding == 0 ? x
+                       : bands      ? bands->withHalo(x, padding)
+                                    : withZeroRows(x, padding);
+    at::Tensor out = convolveRowTiles(input, weight, param(name + ".bias"), tileRows(x),
+                                      padding, {padding, padding});
     work.convolutionFlops += 2.0 * double(out.numel()) * double(weight[0].numel());
     return out;
   }
@@ -85,9 +87,13 @@ private:
     at::Tensor h = groupNorm(name + ".group_norm", x)
                        .reshape({batch, channels, -1})
                        .transpose(1, 2); // [B, HW, C]
-    at::Tensor q = at::linear(h, param(name + ".to_q.weight"), param(name + ".to_q.bias"));
-    at::Tensor k = at::linear(h, param(name + ".to_k.weight"), param(name + ".to_k.bias"));
-    at::Tensor v = at::linear(h, param(name + ".to_v.weight"), param(name + ".to_v.bias"));
+    // One latent row's pixels at a time, as the convolutions (Bands.h).
+    int64_t tilePixels = tileRows(x) * x.size(3);
+    auto project = [&](const at::Tensor &in, const std::string &layer) {
+      return linearPixelTiles(in, param(name + layer + ".weight"), param(name + layer + ".bias"),
+                              tilePixels);
+    };
+    at::Tensor q = project(h, ".to_q"), k = project(h, ".to_k"), v = project(h, ".to_v");
     int64_t pixels = q.size(1);
     // Four C x C projections; pixelAttention counts the score products.
     work.attentionFlops +=
@@ -99,9 +105,8 @@ private:
         sizes.push_back(rows * x.size(3));
       std::tie(k, v) = bands->gatherKeysValues(k, v, sizes);
     }
-    at::Tensor attended = pixelAttention(q, k, v, work);
-    at::Tensor out = at::linear(attended, param(name + ".to_out.0.weight"),
-                                param(name + ".to_out.0.bias"));
+    at::Tensor attended = pixelAttention(q, k, v, tilePixels, work);
+    at::Tensor out = project(attended, ".to_out.0");
     return out.transpose(1, 2).reshape(x.sizes()) + x;
   }
 
@@ -109,6 +114,7 @@ private:
   const VaeParameters &params;
   DecodeWork &work;
   Bands *bands; // nullptr: the whole image on this rank
+  int64_t latentRows = 1; // this rank's
 };
 
 } // namespace

@@ -19,10 +19,11 @@ constexpr int64_t kCachedFrames = 2;
 /// last frames of every causal convolution from one chunk to the next.
 class Decoder {
 public:
+  /// `latentRows`: the latent rows this rank decodes (its band's).
   Decoder(const WanVaeConfig &config, const VaeParameters &params,
-          DecodeWork &work, Bands *bands)
+          DecodeWork &work, Bands *bands, int64_t latentRows)
       : config(config), params(params), work(work), blocks(wanUpBlocks(config)),
-        bands(bands && bands->count() > 1 ? bands : nullptr) {}
+        bands(bands && bands->count() > 1 ? bands : nullptr), latentRows(latentRows) {}
 
   /// One latent frame [B, z, 1, h, w] (after post_quant_conv) to its
   /// frames of pixels; `firstChunk` for latent frame 0.
@@ -64,19 +65,22 @@ private:
   }
 
   /// WanCausalConv3d: zero padding of 2 x pad frames in front (less the
-  /// cached frames put there instead), `pad` columns on each side and
-  /// `rowPad` rows (0 where a band's halo already stands there).
+  /// cached frames put there instead) and `pad` columns on each side; `x`
+  /// already holds `halo` rows above and below (a band's neighbours' or
+  /// zeros). One latent row's output rows at a time (Bands.h).
   at::Tensor conv3d(const std::string &name, at::Tensor x,
-                    const at::Tensor &cached, int64_t pad, int64_t rowPad) {
+                    const at::Tensor &cached, int64_t pad, int64_t halo) {
     const at::Tensor &weight = param(name + ".weight");
     int64_t frontFrames = 2 * ((weight.size(2) - 1) / 2);
     if (cached.defined() && frontFrames > 0) {
       x = at::cat({cached, x}, 2);
       frontFrames -= cached.size(2);
     }
-    if (frontFrames > 0 || pad > 0 || rowPad > 0)
-      x = at::constant_pad_nd(x, {pad, pad, rowPad, rowPad, frontFrames, 0});
-    at::Tensor out = at::conv3d(x, weight, param(name + ".bias"));
+    if (frontFrames > 0 || pad > 0)
+      x = at::constant_pad_nd(x, {pad, pad, 0, 0, frontFrames, 0});
+    int64_t tileRows = (x.size(3) - 2 * halo) / latentRows;
+    at::Tensor out =
+        convolveRowTiles(x, weight, param(name + ".bias"), tileRows, halo, {0, 0, 0});
     work.convolutionFlops += 2.0 * double(out.numel()) * double(weight[0].numel());
     return out;
   }
@@ -96,9 +100,9 @@ private:
   /// cached frames need no exchange.
   at::Tensor cachedConv(const std::string &name, const at::Tensor &input) {
     Slot &state = nextSlot();
-    at::Tensor x = bands ? bands->withHalo(input, 1) : input;
+    at::Tensor x = bands ? bands->withHalo(input, 1) : withZeroRows(input, 1);
     at::Tensor keep = framesToCache(x, state);
-    at::Tensor out = conv3d(name, x, state.frames, 1, bands ? 0 : 1);
+    at::Tensor out = conv3d(name, x, state.frames, 1, 1);
     state.frames = keep;
     return out;
   }
@@ -125,8 +129,9 @@ private:
     int64_t b = x.size(0), c = x.size(1), t = x.size(2), h = x.size(3), w = x.size(4);
     at::Tensor frames = x.permute({0, 2, 1, 3, 4}).reshape({b * t, c, h, w});
     at::Tensor normed = rmsNorm(name + ".norm", frames);
-    at::Tensor qkv = at::conv2d(normed, param(name + ".to_qkv.weight"),
-                                param(name + ".to_qkv.bias"))
+    int64_t tileRows = h / latentRows;
+    at::Tensor qkv = convolveRowTiles(normed, param(name + ".to_qkv.weight"),
+                                      param(name + ".to_qkv.bias"), tileRows, 0, {0, 0})
                          .reshape({b * t, 3 * c, h * w})
                          .transpose(1, 2); // [bt, hw, 3c]
     at::Tensor q = qkv.narrow(2, 0, c), k = qkv.narrow(2, c, c), v = qkv.narrow(2, 2 * c, c);
@@ -142,10 +147,11 @@ private:
         sizes.push_back(rows * w);
       std::tie(k, v) = bands->gatherKeysValues(k, v, sizes);
     }
-    at::Tensor attended =
-        pixelAttention(q, k, v, work).transpose(1, 2).reshape({b * t, c, h, w});
-    at::Tensor out = at::conv2d(attended, param(name + ".proj.weight"),
-                                param(name + ".proj.bias"));
+    at::Tensor attended = pixelAttention(q, k, v, tileRows * w, work)
+                              .transpose(1, 2)
+                              .reshape({b * t, c, h, w});
+    at::Tensor out = convolveRowTiles(attended, param(name + ".proj.weight"),
+                                      param(name + ".proj.bias"), tileRows, 0, {0, 0});
     return out.reshape({b, t, c, h, w}).permute({0, 2, 1, 3, 4}) + x;
   }
 
@@ -176,11 +182,9 @@ private:
     // nearest-exact at scale 2 picks source index floor((i + 0.5) / 2) = i / 2.
     frames = at::upsample_nearest2d(frames, {2 * h, 2 * w});
     const at::Tensor &weight = param(name + ".resample.1.weight");
-    frames = bands ? at::conv2d(bands->withHalo(frames, 1), weight,
-                                param(name + ".resample.1.bias"), at::IntArrayRef{1, 1},
-                                at::IntArrayRef{0, 1})
-                   : at::conv2d(frames, weight, param(name + ".resample.1.bias"), {1, 1},
-                                {1, 1});
+    frames = convolveRowTiles(bands ? bands->withHalo(frames, 1) : withZeroRows(frames, 1),
+                              weight, param(name + ".resample.1.bias"),
+                              frames.size(2) / latentRows, 1, {0, 1});
     work.convolutionFlops += 2.0 * double(frames.numel()) * double(weight[0].numel());
     int64_t outC = frames.size(1);
     return frames.reshape({b, t, outC, 2 * h, 2 * w}).permute({0, 2, 1, 3, 4});
@@ -221,6 +225,7 @@ private:
   DecodeWork &work;
   std::vector<WanUpBlock> blocks;
   Bands *bands; // nullptr: the whole image on this rank
+  int64_t latentRows;
   std::vector<Slot> cache;
   size_t slot = 0;
 };
@@ -290,7 +295,7 @@ at::Tensor decodeWanVae(const WanVaeConfig &config, const VaeParameters &params,
                         const at::Tensor &latents, DecodeWork *work, Bands *bands) {
   at::NoGradGuard noGrad;
   DecodeWork counted;
-  Decoder decoder(config, params, counted, bands);
+  Decoder decoder(config, params, counted, bands, latents.size(3));
   at::Tensor x = decoder.pointwiseConv("post_quant_conv", latents.to(at::kFloat).contiguous());
   std::vector<at::Tensor> chunks;
   for (int64_t i = 0; i < x.size(2); ++i)

@@ -14,11 +14,17 @@
 
 namespace ditc::runtime {
 
-/// softmax(q k^T / sqrt(C)) v for q, k, v of [N, pixels, C], the scores
-/// never holding more than 1024 query rows x pixels values at once. Adds the
-/// two score products' FLOPs to `work` (the projections are the caller's).
+/// softmax(q k^T / sqrt(C)) v for q, k, v of [N, pixels, C], `queryRows`
+/// queries at a time (one latent row's pixels, so that a band's queries are
+/// computed in the same products as on one rank: Bands.h). Adds the two
+/// score products' FLOPs to `work` (the projections are the caller's).
 at::Tensor pixelAttention(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
-                          DecodeWork &work);
+                          int64_t queryRows, DecodeWork &work);
+
+/// at::linear over `x` ([N, pixels, C]), `tilePixels` pixels at a time
+/// (one latent row's: Bands.h).
+at::Tensor linearPixelTiles(const at::Tensor &x, const at::Tensor &weight,
+                            const at::Tensor &bias, int64_t tilePixels);
 
 } // namespace ditc::runtime
 

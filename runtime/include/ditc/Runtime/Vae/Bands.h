@@ -7,7 +7,7 @@
 //   - every 3x3 convolution reads one row beyond each edge: the halo, sent
 //     by the neighbours (zeros at the image's edges, as the padding is);
 //   - GroupNorm's statistics span the whole image: the bands all-reduce
-//     their partial sums;
+//     their rows' sums, each placed at its rows of the image;
 //   - the mid block's attention is global: the bands all-gather K and V.
 // The decoders take a Bands, or nullptr for a one-rank decode. The plan's
 // band program lists these exchanges in order (manifest vae.exchanges);
@@ -71,6 +71,28 @@ private:
   std::vector<int64_t> rows;
   std::vector<BandExchange> trace;
 };
+
+/// Why bands give one rank's bytes: torch's CPU convolutions and GEMMs
+/// pick their blocking, and with it the order of each sum, by the shape of
+/// the whole call, so a band's convolution rounds differently from the whole
+/// image's (by about 1e-7 a layer). Every row-mixing product of the decoders
+/// is therefore computed one latent row's worth of output rows at a time,
+/// each tile reading its own input rows plus the halo: band edges fall on
+/// latent rows, so every tile has the same shape and inputs on one rank and
+/// in a band, and the bands' pixels are the one-rank pixels, bit for bit.
+///
+/// The convolution of `input` ([N, C, (F,) rows, W]) with `weight` (stride
+/// 1), `tileRows` output rows at a time. `input` already holds `halo` rows
+/// above and below its output rows (a band's neighbours' rows, or zeros at
+/// the image's edges); `padding` pads every spatial dim but the rows (whose
+/// entry is ignored).
+at::Tensor convolveRowTiles(const at::Tensor &input, const at::Tensor &weight,
+                            const at::Tensor &bias, int64_t tileRows, int64_t halo,
+                            std::vector<int64_t> padding);
+
+/// `input` ([N, C, (F,) rows, W]) with `halo` zero rows above and below:
+/// the one-rank decode's counterpart of Bands::withHalo.
+at::Tensor withZeroRows(const at::Tensor &input, int64_t halo);
 
 /// GroupNorm over every band's rows together: each row's float32 sum and
 /// 2-norm over its columns (the same values whichever band holds the row),
