@@ -2,6 +2,7 @@
 #include "ditc/Analysis/Deployment.h"
 #include "ditc/Analysis/MeshLayout.h"
 #include "ditc/Support/BadInput.h"
+#include "ditc/Support/Strings.h"
 
 #include <algorithm>
 #include <sstream>
@@ -52,12 +53,7 @@ std::string Degrees::describe(bool withDp) const {
   return out;
 }
 
-std::string rankList(const std::vector<int64_t> &ranks) {
-  std::string out = "[";
-  for (size_t i = 0; i < ranks.size(); ++i)
-    out += (i ? ", " : "") + std::to_string(ranks[i]);
-  return out + "]";
-}
+std::string rankList(const std::vector<int64_t> &ranks) { return bracketedList(ranks); }
 
 const Placement *Deployment::find(const std::string &component) const {
   for (const Placement &placement : placements)

@@ -11,6 +11,7 @@
 #include "VaeGraph.h"
 
 #include "ditc/Support/BadInput.h"
+#include "ditc/Support/Strings.h"
 #include "ditc/Vae/DecoderConfig.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -214,13 +215,6 @@ Value wan(VaeGraph &g, Value z, const vae::WanVaeConfig &config) {
   return x;
 }
 
-std::string shapeText(ArrayRef<int64_t> shape) {
-  std::string out = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    out += (i ? ", " : "") + std::to_string(shape[i]);
-  return out + "]";
-}
-
 } // namespace
 
 bool isModeledVaeClass(const std::string &vaeClass) {
@@ -244,8 +238,8 @@ void buildVaeDecoderBody(OpBuilder &b, ComponentOp decoder, const ModelSpec &spe
   auto got = cast<RankedTensorType>(pixels.getType());
   if (got != want)
     badFile(spec.vaeConfigPath,
-            "decodes the latents to " + shapeText(got.getShape()) + " pixels, but the model's "
-            "pipeline makes " + shapeText(want.getShape()) +
+            "decodes the latents to " + bracketedList(got.getShape()) + " pixels, but the model's "
+            "pipeline makes " + bracketedList(want.getShape()) +
             " (the VAE's compression or output channels differ from the model's)");
   YieldOp::create(b, decoder.getLoc(), ValueRange{pixels});
 }

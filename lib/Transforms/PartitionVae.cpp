@@ -98,12 +98,13 @@ struct PartitionVaePass : impl::PartitionVaeBase<PartitionVaePass> {
       return type;
     SmallVector<int64_t> shape(tensor.getShape());
     int64_t &rows = shape[shape.size() - 2];
-    if (rows % latentRows != 0) {
+    int64_t perLatentRow = dit::rowsPerLatentRow(type, latentRows);
+    if (perLatentRow == 0) {
       where->emitError() << "has " << rows << " rows, not a multiple of the " << latentRows
                          << " latent rows: its band of rows is not defined";
       return failure();
     }
-    rows = rows / latentRows * bandRows;
+    rows = perLatentRow * bandRows;
     return Type(tensor.clone(shape));
   }
 

@@ -6,6 +6,7 @@
 #include "ditc/Importer/LoadModel.h"
 #include "ditc/InitAll.h"
 #include "ditc/Support/BadInput.h"
+#include "ditc/Support/Strings.h"
 #include "ditc/Support/Utf8.h"
 #include "ditc/Transforms/Pipelines.h"
 
@@ -26,13 +27,6 @@ using nlohmann::json;
 bool WeightsReport::ok() const {
   return std::all_of(components.begin(), components.end(),
                      [](const ComponentReport &c) { return c.problems.empty(); });
-}
-
-static std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string out = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    out += (i ? ", " : "") + std::to_string(shape[i]);
-  return out + "]";
 }
 
 /// The parameters the transformer function `component` of the one-rank
@@ -284,15 +278,15 @@ std::string weightsReportText(const WeightsReport &report) {
       ++problems;
       switch (p.kind) {
       case WeightsProblem::Kind::Missing:
-        os << "  missing: " << p.name << " " << shapeText(p.shape) << "\n";
+        os << "  missing: " << p.name << " " << bracketedList(p.shape) << "\n";
         break;
       case WeightsProblem::Kind::Unexpected:
-        os << "  unexpected: " << p.name << " " << shapeText(p.shape) << " " << p.dtype
+        os << "  unexpected: " << p.name << " " << bracketedList(p.shape) << " " << p.dtype
            << " (the model has no such parameter)\n";
         break;
       case WeightsProblem::Kind::MisShaped:
-        os << "  mis-shaped: " << p.name << " is " << shapeText(p.shape)
-           << ", expected " << shapeText(p.expectedShape) << "\n";
+        os << "  mis-shaped: " << p.name << " is " << bracketedList(p.shape)
+           << ", expected " << bracketedList(p.expectedShape) << "\n";
         break;
       case WeightsProblem::Kind::MisTyped:
         os << "  mis-typed: " << p.name << " is " << p.dtype << ", expected "

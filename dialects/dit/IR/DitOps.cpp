@@ -851,11 +851,18 @@ LogicalResult ConvOp::verify() {
                            "the input's size with the output channels");
 }
 
+int64_t mlir::dit::rowsPerLatentRow(Type type, int64_t latentRows) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || tensor.getRank() < 4 || latentRows < 1)
+    return 0;
+  int64_t rows = tensor.getDimSize(tensor.getRank() - 2);
+  return rows % latentRows == 0 ? rows / latentRows : 0;
+}
+
 int64_t ConvOp::getHaloRows() {
   ArrayRef<int64_t> kernel = getKernel();
   return kernel.size() < 2 ? 0 : kernel[kernel.size() - 2] / 2;
 }
-bool ConvOp::needsWholeImage() { return false; }
 
 LogicalResult GroupNormOp::verify() {
   if (failed(verifyPixels(*this, getInput(), "the input")) ||
@@ -867,14 +874,10 @@ LogicalResult GroupNormOp::verify() {
                          << channels << " channels";
   return success();
 }
-int64_t GroupNormOp::getHaloRows() { return 0; }
-bool GroupNormOp::needsWholeImage() { return true; }
 
 LogicalResult ChannelRMSNormOp::verify() {
   return verifyPixels(*this, getInput(), "the input");
 }
-int64_t ChannelRMSNormOp::getHaloRows() { return 0; }
-bool ChannelRMSNormOp::needsWholeImage() { return false; }
 
 LogicalResult UpsampleOp::verify() {
   if (failed(verifyPixels(*this, getInput(), "the input")))
@@ -884,8 +887,6 @@ LogicalResult UpsampleOp::verify() {
   expected.back() *= 2;
   return verifyResultShape(*this, expected, getResult(), "twice the rows and columns");
 }
-int64_t UpsampleOp::getHaloRows() { return 0; }
-bool UpsampleOp::needsWholeImage() { return false; }
 
 LogicalResult TemporalUpsampleOp::verify() {
   if (failed(verifyPixels(*this, getInput(), "the input", /*videoOnly=*/true)))
@@ -895,8 +896,6 @@ LogicalResult TemporalUpsampleOp::verify() {
   return verifyResultShape(*this, expected, getResult(),
                            "1 + 2 (F - 1) frames: every frame but the first doubles");
 }
-int64_t TemporalUpsampleOp::getHaloRows() { return 0; }
-bool TemporalUpsampleOp::needsWholeImage() { return false; }
 
 LogicalResult DupUpOp::verify() {
   if (failed(verifyPixels(*this, getInput(), "the input", /*videoOnly=*/true)))
@@ -920,17 +919,11 @@ LogicalResult DupUpOp::verify() {
   return verifyResultShape(*this, expected, getResult(),
                            "twice the rows and columns, and with temporal 1 + 2 (F - 1) frames");
 }
-int64_t DupUpOp::getHaloRows() { return 0; }
-bool DupUpOp::needsWholeImage() { return false; }
 
 LogicalResult ImageAttentionOp::verify() {
   return verifyPixels(*this, getInput(), "the input");
 }
-int64_t ImageAttentionOp::getHaloRows() { return 0; }
-bool ImageAttentionOp::needsWholeImage() { return true; }
 
-int64_t AddOp::getHaloRows() { return 0; }
-bool AddOp::needsWholeImage() { return false; }
 
 LogicalResult DenormalizeLatentsOp::verify() {
   if (failed(verifyPixels(*this, getInput(), "the latents")))
@@ -947,8 +940,6 @@ LogicalResult DenormalizeLatentsOp::verify() {
   }
   return success();
 }
-int64_t DenormalizeLatentsOp::getHaloRows() { return 0; }
-bool DenormalizeLatentsOp::needsWholeImage() { return false; }
 
 LogicalResult PixelUnpatchifyOp::verify() {
   if (failed(verifyPixels(*this, getInput(), "the input", /*videoOnly=*/true)))
@@ -964,8 +955,6 @@ LogicalResult PixelUnpatchifyOp::verify() {
   return verifyResultShape(*this, expected, getResult(),
                            "channels over patch^2, rows and columns times patch");
 }
-int64_t PixelUnpatchifyOp::getHaloRows() { return 0; }
-bool PixelUnpatchifyOp::needsWholeImage() { return false; }
 
 LogicalResult ClampOp::verify() {
   double lo = getMin().convertToDouble(), hi = getMax().convertToDouble();
@@ -973,8 +962,6 @@ LogicalResult ClampOp::verify() {
     return emitOpError() << "needs finite min <= max, got [" << lo << ", " << hi << "]";
   return success();
 }
-int64_t ClampOp::getHaloRows() { return 0; }
-bool ClampOp::needsWholeImage() { return false; }
 
 //===----------------------------------------------------------------------===//
 // Pipeline components

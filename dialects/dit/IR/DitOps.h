@@ -23,4 +23,12 @@ using ::mlir::shard::ReductionKind;
 #define GET_OP_CLASSES
 #include "dit/IR/DitOps.h.inc"
 
+namespace mlir::dit {
+/// How many rows (dim -2) of the VAE activation `type` one of the decoder's
+/// `latentRows` latent rows has become (its upsampling so far): the rows a
+/// band of latent rows holds there, per latent row. 0 when `type` is not an
+/// image or video tensor or its rows are not a multiple of `latentRows`.
+int64_t rowsPerLatentRow(Type type, int64_t latentRows);
+} // namespace mlir::dit
+
 #endif // DIT_IR_DITOPS_H

@@ -732,18 +732,22 @@ def Dit_SchedulerStepOp : Dit_Op<"scheduler_step", [Pure, Dit_Cost,
 // over every row), which is what the VAE rules and the band plan read.
 
 // Interfaces of every VAE op: parameters where it names a weight, and cost.
-class Dit_VaeOp<string mnemonic, list<Trait> traits = []>
+// Row-local by default: `wholeImage` marks a statistic or attention over
+// every row, `readsNeighbourRows` an op that defines getHaloRows itself.
+class Dit_VaeOp<string mnemonic, list<Trait> traits = [], bit wholeImage = 0,
+                bit readsNeighbourRows = 0>
     : Dit_Op<mnemonic, !listconcat([Pure, Dit_BatchParallel, Dit_Cost], traits)> {
-  code vaeClassDeclaration = [{
-    /// Rows above and below an output row that it reads (0: row-local).
-    int64_t getHaloRows();
-    /// Whether a row of the result depends on every row of the input.
-    bool needsWholeImage();
-  }];
+  code vaeClassDeclaration = !strconcat(
+    "/// Rows above and below an output row that it reads (0: row-local).\n",
+    !if(readsNeighbourRows, "int64_t getHaloRows();\n",
+                            "int64_t getHaloRows() { return 0; }\n"),
+    "/// Whether a row of the result depends on every row of the input.\n",
+    "bool needsWholeImage() { return ", !if(wholeImage, "true", "false"), "; }\n");
   let extraClassDeclaration = vaeClassDeclaration;
 }
 
-def Dit_ConvOp : Dit_VaeOp<"conv", [SameOperandsAndResultElementType, Dit_Parameters]> {
+def Dit_ConvOp : Dit_VaeOp<"conv", [SameOperandsAndResultElementType, Dit_Parameters],
+                          /*wholeImage=*/0, /*readsNeighbourRows=*/1> {
   let summary = "Stride-1 convolution that keeps the image size (2-D or causal 3-D)";
   let description = [{
     A `kernel` of two sizes (rows, columns) convolves each image, or each
@@ -778,7 +782,7 @@ def Dit_ConvOp : Dit_VaeOp<"conv", [SameOperandsAndResultElementType, Dit_Parame
 }
 
 def Dit_GroupNormOp : Dit_VaeOp<"group_norm", [AllTypesMatch<["input", "result"]>,
-    Dit_Parameters]> {
+    Dit_Parameters], /*wholeImage=*/1> {
   let summary = "GroupNorm over channel groups and every pixel, affine";
   let description = [{
     Normalizes each of `num_groups` groups of channels over its channels and
@@ -870,7 +874,7 @@ def Dit_DupUpOp : Dit_VaeOp<"dup_up", [SameOperandsAndResultElementType]> {
 }
 
 def Dit_ImageAttentionOp : Dit_VaeOp<"image_attention", [AllTypesMatch<["input", "result"]>,
-    Dit_Parameters]> {
+    Dit_Parameters], /*wholeImage=*/1> {
   let summary = "The VAE mid block's one-head attention over each image's pixels";
   let description = [{
     Every pixel of a frame attends to every pixel of that frame with one

@@ -273,8 +273,8 @@ FailureOr<LegalityContext> buildLegalityContext(ModuleOp module,
     int64_t latentRows = latents.getDimSize(latents.getRank() - 2);
     int64_t halo = 0;
     op.getBody().walk([&](dit::ConvOp conv) {
-      auto in = cast<RankedTensorType>(conv.getInput().getType());
-      int64_t scale = std::max<int64_t>(1, in.getDimSize(in.getRank() - 2) / latentRows);
+      int64_t scale =
+          std::max<int64_t>(1, dit::rowsPerLatentRow(conv.getInput().getType(), latentRows));
       int64_t rows = (conv.getHaloRows() + scale - 1) / scale;
       if (rows > halo) {
         halo = rows;

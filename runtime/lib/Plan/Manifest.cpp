@@ -6,6 +6,7 @@
 #include "ditc/Support/PlanFormat.h"
 #include "ditc/Support/ReadFile.h"
 #include "ditc/Support/Sha256.h"
+#include "ditc/Support/Strings.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -86,12 +87,7 @@ Manifest::groupsOver(const std::vector<std::string> &groupAxes) const {
   return groups;
 }
 
-std::string formatShape(const std::vector<int64_t> &shape) {
-  std::string out = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    out += (i ? ", " : "") + std::to_string(shape[i]);
-  return out + "]";
-}
+std::string formatShape(const std::vector<int64_t> &shape) { return bracketedList(shape); }
 
 int64_t Manifest::latentBlock(int64_t rank) const {
   int64_t index = 0;
