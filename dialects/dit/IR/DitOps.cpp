@@ -924,7 +924,6 @@ LogicalResult ImageAttentionOp::verify() {
   return verifyPixels(*this, getInput(), "the input");
 }
 
-
 LogicalResult DenormalizeLatentsOp::verify() {
   if (failed(verifyPixels(*this, getInput(), "the latents")))
     return failure();
