@@ -30,27 +30,29 @@ static bool plainFileName(const std::string &name) {
 }
 
 TransformerWeights::TransformerWeights(const std::string &folder,
-                                       const std::string &component)
-    : name(component), dir(folder) {
+                                       const std::string &component,
+                                       const std::string &stem)
+    : name(component), dir(folder), singleFile(stem + ".safetensors") {
   std::string shownDir = escapeInvalidUtf8(dir);
   if (!isFolder(dir))
     badFile(shownDir, "is not a folder (expected the " + component +
                           " folder of a diffusers snapshot)");
   configJson = JsonObject::parseFile(configPath()); // an object, or refused
 
-  std::string single = dir + "/" + kWeightsFile;
-  std::string indexFile = dir + "/" + kWeightsIndexFile;
+  std::string indexName = singleFile + ".index.json";
+  std::string single = dir + "/" + singleFile;
+  std::string indexFile = dir + "/" + indexName;
   bool haveSingle = exists(single), haveIndex = exists(indexFile);
   if (!haveSingle && !haveIndex)
-    badFile(shownDir, std::string("holds neither ") + kWeightsFile + " nor " +
-                          kWeightsIndexFile + " (the " + component +
+    badFile(shownDir, "holds neither " + singleFile + " nor " + indexName + " (the " +
+                          component +
                           "'s weights; other variants such as .fp16 or .bin "
                           "files are not read)");
   if (!haveIndex) {
     auto file = std::make_unique<SafeTensorsFile>(single);
     for (const StoredTensor &t : file->tensors())
       tensors[t.name] = {file.get(), &t};
-    shards[kWeightsFile] = std::move(file);
+    shards[singleFile] = std::move(file);
     return;
   }
 
@@ -83,7 +85,7 @@ TransformerWeights::TransformerWeights(const std::string &folder,
 }
 
 std::string TransformerWeights::weightsSource() const {
-  return index.empty() ? dir + "/" + kWeightsFile : index;
+  return index.empty() ? dir + "/" + singleFile : index;
 }
 
 TensorLocation TransformerWeights::find(const std::string &tensor) const {

@@ -44,7 +44,7 @@ void ArgParser::parse(const std::vector<std::string> &args) {
     // An empty value ("--weights $UNSET") is refused, never taken as absent:
     // a run that silently fell back to its default would exit 0 with the
     // wrong result.
-    if (value.empty())
+    if (value.empty() && !emptyAllowed.count(flag))
       badFlag(spelled, value,
               spelled + " is empty; give it a value, or leave the flag out");
     if (values.count(flag))

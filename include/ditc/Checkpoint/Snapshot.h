@@ -39,6 +39,10 @@ namespace ditc::checkpoint {
 constexpr const char *kWeightsFile = "diffusion_pytorch_model.safetensors";
 constexpr const char *kWeightsIndexFile =
     "diffusion_pytorch_model.safetensors.index.json";
+/// The file stems of a diffusers folder and of a transformers one (the
+/// text encoders: model.safetensors, model.safetensors.index.json).
+constexpr const char *kDiffusersWeightsStem = "diffusion_pytorch_model";
+constexpr const char *kTransformersWeightsStem = "model";
 
 /// A stored tensor and the file that holds it.
 struct TensorLocation {
@@ -51,9 +55,12 @@ struct TensorLocation {
 class TransformerWeights {
 public:
   /// Opens the transformer folder `dir`; `component` ("transformer",
-  /// "transformer_2") names it in messages. Throws BadInput naming the file,
-  /// the tensor and the field.
-  TransformerWeights(const std::string &dir, const std::string &component);
+  /// "transformer_2") names it in messages. `stem` names the weights files:
+  /// STEM.safetensors or STEM.safetensors.index.json (diffusers' by
+  /// default; kTransformersWeightsStem for a text encoder). Throws BadInput
+  /// naming the file, the tensor and the field.
+  TransformerWeights(const std::string &dir, const std::string &component,
+                     const std::string &stem = kDiffusersWeightsStem);
 
   const std::string &component() const { return name; }
   const std::string &folder() const { return dir; }
@@ -83,7 +90,7 @@ public:
   int64_t headerBytes() const;
 
 private:
-  std::string name, dir, index;
+  std::string name, dir, index, singleFile;
   nlohmann::json configJson;
   std::map<std::string, std::unique_ptr<SafeTensorsFile>> shards; // by file name
   std::map<std::string, TensorLocation> tensors;

@@ -26,6 +26,13 @@ public:
 
   /// Declares a flag that takes a value (`--height 480` or `--height=480`).
   void addOption(const std::string &flag) { options.insert(flag); }
+  /// Declares a flag whose value may be empty and is then an empty value,
+  /// never "absent" (a prompt: "" is what a pipeline encodes for no
+  /// prompt). Every other option refuses an empty value.
+  void addTextOption(const std::string &flag) {
+    options.insert(flag);
+    emptyAllowed.insert(flag);
+  }
   /// Declares a flag without a value.
   void addSwitch(const std::string &flag) { switches.insert(flag); }
   /// Declares `alias` as another spelling of the option `flag` (another
@@ -76,6 +83,7 @@ public:
 private:
   std::string command;
   std::set<std::string> options, switches;
+  std::set<std::string> emptyAllowed; // addTextOption's
   std::map<std::string, std::string> values;
   /// alias -> flag, and flag -> the spelling given, for messages.
   std::map<std::string, std::string> aliases, spellings;

@@ -11,6 +11,7 @@
 #define DITC_SUPPORT_UTF8_H
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -43,6 +44,25 @@ inline size_t utf8SequenceLength(std::string_view text, size_t i) {
                : 0;
   }
   return 0;
+}
+
+/// Appends code point `cp` (at most U+10FFFF, no surrogate) as UTF-8.
+inline void appendUtf8(std::string &out, uint32_t cp) {
+  if (cp < 0x80) {
+    out += char(cp);
+  } else if (cp < 0x800) {
+    out += char(0xC0 | (cp >> 6));
+    out += char(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += char(0xE0 | (cp >> 12));
+    out += char(0x80 | ((cp >> 6) & 0x3F));
+    out += char(0x80 | (cp & 0x3F));
+  } else {
+    out += char(0xF0 | (cp >> 18));
+    out += char(0x80 | ((cp >> 12) & 0x3F));
+    out += char(0x80 | ((cp >> 6) & 0x3F));
+    out += char(0x80 | (cp & 0x3F));
+  }
 }
 
 /// `text` with bytes outside well-formed UTF-8 and ASCII control characters
