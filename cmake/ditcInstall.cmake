@@ -13,7 +13,7 @@ set(DITC_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/ditc)
 install(TARGETS ditc dit-opt RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 if(DITC_BUILD_RUNTIME)
   # ditc calibrate runs the dit-calibrate beside it.
-  install(TARGETS dit-run dit-calibrate RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(TARGETS dit-run dit-calibrate dit-sentencepiece RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
 
 # An installed ditc finds these next to itself (bin/../share/ditc/models).
@@ -46,6 +46,7 @@ set_target_properties(DitcSupport PROPERTIES EXPORT_NAME support)
 set_target_properties(DitcPlanReader PROPERTIES EXPORT_NAME plan_reader)
 set_target_properties(DitcCheckpoint PROPERTIES EXPORT_NAME checkpoint)
 set_target_properties(DitcVaeConfig PROPERTIES EXPORT_NAME vae_config)
+set_target_properties(DitcTextConfig PROPERTIES EXPORT_NAME text_config)
 set_target_properties(DitcModelSpec PROPERTIES EXPORT_NAME model_spec)
 set_target_properties(DitcDeployment PROPERTIES EXPORT_NAME deployment)
 set_target_properties(DitcLayout PROPERTIES EXPORT_NAME layout)
@@ -67,7 +68,7 @@ function(ditc_install_export set)
 endfunction()
 
 ditc_install_export(ditcCoreTargets
-  DitcSupport DitcCheckpoint DitcVaeConfig DitcPlanReader DitcModelSpec DitcDeployment
+  DitcSupport DitcCheckpoint DitcVaeConfig DitcTextConfig DitcPlanReader DitcModelSpec DitcDeployment
   DitcLayout DitcPlanWriter)
 ditc_install_export(ditcCompilerTargets
   DitIR DitcImporter DitcLegality DitcTransforms DitcStepAccounting DitcPlan

@@ -19,6 +19,12 @@ if [[ "${1:-}" != "--compiler-only" ]]; then
   packages+=(libtorch-dev libgloo-dev python3-torch libopenblas0-pthread)
   # MP4 output (H.264 through libavcodec); ffprobe reads it back in tests.
   packages+=(pkg-config libavcodec-dev libavformat-dev libavutil-dev libswscale-dev ffmpeg)
+  # Prompts: ICU (CLIP's normalisation), SentencePiece (T5's tokenizer;
+  # spm_train makes the tests' tiny one).
+  packages+=(libicu-dev libsentencepiece-dev sentencepiece)
+  # The tests' reference tokenizers: the regex module (CLIP's \p{L}
+  # pattern) and SentencePiece's Python binding.
+  packages+=(python3-regex python3-sentencepiece)
 fi
 
 missing=()

@@ -6,7 +6,8 @@
 #   - no runtime .cpp is over 750 lines;
 #   - dependencies go one way: Plan, Sched and IO include nothing from Exec,
 #     Vae, Comm or Driver; Vae and Comm nothing from Exec or Driver, nor from
-#     each other; Exec nothing from Driver.
+#     each other; Text nothing from Exec, Vae, Comm or Driver; Exec nothing
+#     from Driver.
 # Prints every violation and exits 1 when there is any.
 set -euo pipefail
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -45,6 +46,7 @@ forbidden IO Exec Vae Comm Driver
 forbidden Vae Exec Comm Driver
 forbidden Comm Exec Vae Driver
 forbidden Exec Driver
+forbidden Text Exec Vae Comm Driver
 
 # The TCPStore is opened in one place only.
 stores=$(grep -rln "c10d::TCPStore\b\|TCPStoreOptions" "$lib" | sed "s|$root/||" || true)

@@ -6,6 +6,8 @@
 //           [--threads T] [--report FILE.json] [--weights SNAPSHOT_DIR]
 //           [--skip-memory-check] [--scheduler-config FILE.json]
 //           [--sigmas s0,...,sK] [--guidance-scale G] [--pooled-embeds FILE.npy]
+//           [--prompt TEXT [--negative-prompt TEXT] [--save-text-embeds E.npy]
+//            [--save-pooled P.npy]]
 //   dit-run PLAN_DIR --decode-only --latents L.npy [--weights SNAPSHOT_DIR]
 //           --output OUT.png [--save-pixels P.npy] [--nproc N] [--timeout SEC]
 //
@@ -22,9 +24,11 @@
 #include "ditc/Runtime/IO/Requests.h"
 #include "ditc/Runtime/Driver/Runner.h"
 #include "ditc/Runtime/Sched/Schedulers.h"
+#include "ditc/Runtime/Text/Tokenizers.h"
 #include "ditc/Support/ArgParser.h"
 #include "ditc/Support/BadInput.h"
 #include "ditc/Support/Strings.h"
+#include "ditc/Support/Utf8.h"
 
 #include <cmath>
 #include <cstdio>
@@ -43,6 +47,8 @@ static const char *const kUsage =
     "               [--threads T] [--report FILE.json] [--weights SNAPSHOT_DIR]\n"
     "               [--skip-memory-check] [--scheduler-config FILE.json]\n"
     "               [--sigmas s0,...,sK] [--guidance-scale G] [--pooled-embeds FILE.npy]\n"
+    "               [--prompt TEXT [--negative-prompt TEXT] [--save-text-embeds E.npy]\n"
+    "                [--save-pooled P.npy]]\n"
     "       dit-run PLAN_DIR --decode-only --latents L.npy [--weights SNAPSHOT_DIR]\n"
     "               --output OUT.png|OUT.mp4 [--save-pixels P.npy] [--nproc N]\n"
     "  PLAN_DIR         a folder written by `ditc compile` (or one rank-<r>/ bundle)\n"
@@ -50,7 +56,8 @@ static const char *const kUsage =
     "                   serves seed + i and writes OUT.dp<i>.npy. OUT.png or OUT.mp4\n"
     "                   decodes them with the plan's VAE (pictures or videos)\n"
     "  --requests FILE  one JSON object per line, {\"seed\", \"text_embeds\",\n"
-    "                   \"latents\", \"pooled_embeds\", \"guidance_scale\", \"output\"},\n"
+    "                   \"latents\", \"pooled_embeds\", \"guidance_scale\", \"output\",\n"
+    "                   \"prompt\", \"negative_prompt\"},\n"
     "                   served round-robin by the dp replicas\n"
     "  --text-embeds F  text embeddings [branches, B, T, E] (default: drawn from the seed)\n"
     "  --latents F      initial noise [B, C, F, H, W] (default: drawn from the seed)\n"
@@ -58,6 +65,14 @@ static const char *const kUsage =
     "                   transformer folder); each rank reads only its slices\n"
     "                   (default: drawn from the seed)\n"
     "  --pooled-embeds F  pooled text embeddings [branches, B, pooled_dim] (FLUX, SD3)\n"
+    "  --prompt TEXT    encode TEXT with the pipeline's tokenizers and text encoders\n"
+    "                   from --weights (FLUX: CLIP + T5, SD3: two CLIPs + T5, Wan:\n"
+    "                   UMT5) instead of --text-embeds/--pooled-embeds\n"
+    "  --negative-prompt TEXT  the unconditional branch's prompt (default \"\")\n"
+    "       dit-run --tokenize TOKENIZER_DIR --prompt TEXT [--max-length N]\n"
+    "                   prints the prompt's ids as that tokenizer gives them\n"
+    "  --save-text-embeds E  also write the encoded text [branches, B, T, E] (.npy)\n"
+    "  --save-pooled P  also write the pooled text [branches, B, pooled_dim] (.npy)\n"
     "  --guidance-scale G  overrides the plan's guidance scale\n"
     "  --scheduler-config F  a diffusers scheduler_config.json (or a pipeline folder\n"
     "                   holding scheduler/scheduler_config.json): the schedule and step\n"
@@ -142,17 +157,47 @@ int main(int argc, char **argv) {
                              "--timeout", "--backend", "--text-embeds", "--threads",
                              "--report", "--latents", "--requests", "--weights",
                              "--pooled-embeds", "--guidance-scale",
-                             "--scheduler-config", "--sigmas", "--save-pixels"})
+                             "--scheduler-config", "--sigmas", "--save-pixels",
+                             "--save-text-embeds", "--save-pooled", "--tokenize",
+                             "--max-length"})
       parser.addOption(flag);
+    parser.addTextOption("--prompt");
+    parser.addTextOption("--negative-prompt");
     parser.addSwitch("--skip-memory-check");
     parser.addSwitch("--decode-only");
     parser.parse(args);
+    if (auto folder = parser.get("--tokenize")) {
+      // A prompt's ids as the folder's tokenizer gives them; no plan.
+      parser.expectPositionals(0, "");
+      auto prompt = parser.get("--prompt");
+      if (!prompt)
+        throw BadInput("--tokenize needs --prompt TEXT");
+      auto tokenizer = openTokenizerFolder(*folder);
+      int64_t length = parser.getInt("--max-length", 2, 1 << 20)
+                           .value_or(tokenizer->modelMaxLength());
+      if (length < 2)
+        throw BadInput(escapeInvalidUtf8(*folder) +
+                       "/tokenizer_config.json states no model_max_length; pass --max-length");
+      TokenizedPrompt tokens = tokenizer->encode(*prompt, length, "--prompt");
+      std::string ids;
+      for (int64_t i = 0; i < tokens.length; ++i)
+        ids += (i ? ", " : "") + std::to_string(tokens.ids[size_t(i)]);
+      std::printf("{\"ids\": [%s], \"length\": %lld, \"untruncated\": %lld}\n", ids.c_str(),
+                  (long long)tokens.length, (long long)tokens.untruncatedLength);
+      if (tokens.truncated())
+        std::fprintf(stderr, "dit-run: warning: --prompt is %lld tokens; the pipeline keeps "
+                             "the first %lld\n",
+                     (long long)tokens.untruncatedLength, (long long)length);
+      return 0;
+    }
     parser.expectPositionals(1, "PLAN_DIR");
     if (parser.has("--decode-only")) {
       // The decode takes no denoising flags.
       for (const char *flag : {"--steps", "--seed", "--dtype", "--backend", "--text-embeds",
                                "--threads", "--report", "--requests", "--pooled-embeds",
-                               "--guidance-scale", "--scheduler-config", "--sigmas"})
+                               "--guidance-scale", "--scheduler-config", "--sigmas",
+                               "--prompt", "--negative-prompt", "--save-text-embeds",
+                               "--save-pooled"})
         if (parser.get(flag))
           throw BadInput(std::string(flag) + " does not apply with --decode-only, "
                          "which decodes given latents");
@@ -218,6 +263,20 @@ int main(int argc, char **argv) {
       options.weights.pop_back();
     options.memoryCheck = !parser.has("--skip-memory-check");
     options.pooledEmbeds = parser.get("--pooled-embeds").value_or("");
+    // An empty --prompt is a prompt (the pipelines encode ""), not absent.
+    options.prompt = parser.get("--prompt");
+    options.negativePrompt = parser.get("--negative-prompt");
+    if (options.prompt && (!options.textEmbeds.empty() || !options.pooledEmbeds.empty()))
+      throw BadInput(std::string(options.textEmbeds.empty() ? "--pooled-embeds" : "--text-embeds") +
+                     " and --prompt both give the text; pass one of them");
+    if (options.negativePrompt && !options.prompt && !parser.get("--requests"))
+      throw BadInput("--negative-prompt needs --prompt");
+    for (const char *flag : {"--save-text-embeds", "--save-pooled"})
+      if (auto path = parser.get(flag); path && !endsWith(*path, ".npy"))
+        throw BadInput(std::string(flag) + " '" + path->substr(0, 200) +
+                       "' does not end in .npy");
+    options.saveTextEmbeds = parser.get("--save-text-embeds").value_or("");
+    options.savePooled = parser.get("--save-pooled").value_or("");
     options.schedulerConfig = parser.get("--scheduler-config").value_or("");
     if (auto text = parser.get("--sigmas"))
       options.sigmas = parseSigmas(*text, "--sigmas");

@@ -28,7 +28,8 @@ static int64_t mulSat(int64_t a, int64_t b) {
 }
 
 int64_t RankMemoryNeed::tensorBytes() const {
-  return addSat(addSat(paramBytes, vaeParamBytes), std::max(activationBytes, decodeBytes));
+  return addSat(addSat(addSat(paramBytes, vaeParamBytes), textParamBytes),
+                std::max({activationBytes, decodeBytes, encodeBytes}));
 }
 
 int64_t RankMemoryNeed::total() const { return addSat(tensorBytes(), fixedBytes); }
@@ -203,8 +204,12 @@ static std::string breakdown(const RankMemoryNeed &need, bool onDevice) {
   if (need.vaeParamBytes > 0 || need.decodeBytes > 0)
     vae = " + VAE parameters " + mib(need.vaeParamBytes) + "; its decode's peak " +
           mib(need.decodeBytes) + " comes after the steps'";
+  std::string text;
+  if (need.textParamBytes > 0)
+    text = " + text encoder parameters " + mib(need.textParamBytes) + "; their encode's peak " +
+           mib(need.encodeBytes) + " comes before the steps'";
   return std::string("(parameters ") + mib(need.paramBytes) + " + activations " +
-         mib(need.activationBytes) + (onDevice ? " on its GPU" : "") + vae +
+         mib(need.activationBytes) + (onDevice ? " on its GPU" : "") + vae + text +
          " + runtime " + mib(need.fixedBytes) + ")";
 }
 

@@ -14,6 +14,7 @@
 #include "ditc/Runtime/IO/Requests.h"
 #include "ditc/Runtime/IO/Weights.h"
 #include "ditc/Runtime/Sched/Schedulers.h"
+#include "ditc/Runtime/Text/PipelinePrompts.h"
 #include "ditc/Support/AtomicFile.h"
 #include "ditc/Support/BadInput.h"
 #include "ditc/Support/ReadFile.h"
@@ -50,6 +51,8 @@ struct LoadedRank {
   Schedule schedule;
   /// The VAE stage, when an output is a picture or a video (.png, .mp4).
   std::optional<PictureOutputs> pictures;
+  /// The text stage, when a request brings a prompt (Text/PipelinePrompts.h).
+  std::unique_ptr<PipelinePrompts> prompts;
 };
 } // namespace
 
@@ -113,7 +116,42 @@ static Schedule planSchedule(const RunOptions &options, const Manifest &m) {
   return buildSchedule(request);
 }
 
-static LoadedRank load(const RunOptions &options) {
+/// The text stage for `requests` that bring prompts: the pipeline's
+/// tokenizers and encoders from --weights, every prompt checked (UTF-8)
+/// before the rendezvous; the encoders' parameters read when `run` (the
+/// launcher's validation reads configs and tokenizers only).
+static std::unique_ptr<PipelinePrompts> loadPrompts(const RunOptions &options,
+                                                    const Manifest &m,
+                                                    const std::vector<Request> &requests,
+                                                    bool run) {
+  auto first = std::find_if(requests.begin(), requests.end(),
+                            [](const Request &r) { return r.prompt.has_value(); });
+  if (first == requests.end())
+    return nullptr;
+  // Named as the user gave it: the flag, or the first requests line.
+  std::string flag = first->fromFile() && !options.prompt ? first->origin + ": prompt"
+                                                          : "--prompt";
+  std::string reason = promptUnsupportedReason(m);
+  if (!reason.empty())
+    throw BadInput(flag + ": " + reason);
+  if (options.weights.empty())
+    throw BadInput(flag + " needs --weights SNAPSHOT: a pipeline folder whose "
+                   "model_index.json names the tokenizers and text encoders");
+  if (!options.saveTextEmbeds.empty() && requests.size() > 1)
+    throw BadInput("--save-text-embeds writes one request's embeddings; this run serves " +
+                   std::to_string(requests.size()) + " requests");
+  for (const Request &request : requests) {
+    std::string from = request.fromFile() ? request.origin + ": " : "--";
+    if (request.prompt)
+      requireUtf8(*request.prompt, from + "prompt");
+    if (request.negativePrompt)
+      requireUtf8(*request.negativePrompt, from + (request.fromFile() ? "negative_prompt"
+                                                                      : "negative-prompt"));
+  }
+  return std::make_unique<PipelinePrompts>(options.weights, m, run);
+}
+
+static LoadedRank load(const RunOptions &options, bool run = true) {
   LoadedRank loaded{loadManifest(options.planDir), {}, {}, {}};
   const Manifest &m = loaded.manifest;
   if (options.worldSize != m.worldSize())
@@ -152,7 +190,7 @@ static LoadedRank load(const RunOptions &options) {
   // line stops the whole run before any work, whichever replica serves it.
   RequestDefaults defaults{options.seed,   options.textEmbeds,   options.latents,
                            options.output, options.requestsFile, options.pooledEmbeds,
-                           options.guidanceScale};
+                           options.guidanceScale, options.prompt, options.negativePrompt};
   int64_t replicas = m.axisSize("dp");
   std::vector<Request> requests = buildRequests(defaults, replicas);
   std::set<std::string> checkedInputs;
@@ -172,6 +210,14 @@ static LoadedRank load(const RunOptions &options) {
       throw BadInput(request.origin + ": " + error.what());
     }
   }
+  loaded.prompts = loadPrompts(options, m, requests, run);
+  if ((!options.saveTextEmbeds.empty() || !options.savePooled.empty()) && !loaded.prompts)
+    throw BadInput(std::string(options.saveTextEmbeds.empty() ? "--save-pooled"
+                                                               : "--save-text-embeds") +
+                   " needs --prompt: it writes the embeddings the prompt is encoded to");
+  if (!options.savePooled.empty() && m.pooledDim == 0)
+    throw BadInput("--save-pooled: " + m.modelName +
+                   " takes no pooled text embeddings (its plan's pooled_dim is 0)");
   // The outputs, checked before any work against each other and against
   // every file the run reads (OutputPolicy.h).
   OutputPolicy outputs;
@@ -209,6 +255,10 @@ static LoadedRank load(const RunOptions &options) {
   }
   if (!options.savePixels.empty())
     outputs.claimOutput("--save-pixels", options.savePixels);
+  if (!options.saveTextEmbeds.empty())
+    outputs.claimOutput("--save-text-embeds", options.saveTextEmbeds);
+  if (!options.savePooled.empty())
+    outputs.claimOutput("--save-pooled", options.savePooled);
   if (!options.report.empty())
     outputs.claimOutput("--report", options.report);
   loaded.schedule = planSchedule(options, m);
@@ -266,6 +316,11 @@ static void checkMemory(const RunOptions &options, const LoadedRank &loaded,
         need.decodeBytes = vae.decodePeakBytes(m.batch, m.latentFrames, rows, m.latentWidth);
       }
     }
+    // Every rank with a transformer program encodes its requests' prompts.
+    if (loaded.prompts && m.ranks[size_t(rank)].program) {
+      need.textParamBytes = loaded.prompts->parameterBytes();
+      need.encodeBytes = loaded.prompts->encodePeakBytes(m.batch);
+    }
     needs.push_back(need);
   }
   bool onDevice = options.rendezvous.backend == Backend::Nccl;
@@ -275,7 +330,7 @@ static void checkMemory(const RunOptions &options, const LoadedRank &loaded,
 void validateBeforeRendezvous(const RunOptions &options) {
   // load() checks every program of a full plan folder; --nproc on a bundle
   // is refused here, naming the first rank whose program it lacks.
-  LoadedRank loaded = load(options);
+  LoadedRank loaded = load(options, /*run=*/false);
   if (bundleRank(loaded.manifest.dir) >= 0)
     for (const RankEntry &entry : loaded.manifest.ranks)
       for (const auto &id : {entry.program, entry.program2})
@@ -440,6 +495,30 @@ void runRank(const RunOptions &options) {
       std::vector<at::Tensor> given;
       if (!request.textEmbeds.empty())
         given = readTextEmbeds(request, m);
+      if (request.prompt) {
+        // Branch 0 the prompt, the unconditional branch last: the negative
+        // prompt, "" when none is given (as the pipelines encode it).
+        std::string from = request.fromFile() ? request.origin + ": " : "--";
+        for (int64_t b = 0; b < m.branches; ++b) {
+          bool negative = b > 0;
+          std::string prompt = negative ? request.negativePrompt.value_or("") : *request.prompt;
+          PromptEmbeddings encoded = loaded.prompts->encode(
+              std::vector<std::string>(size_t(m.batch), prompt),
+              from + (negative ? (request.fromFile() ? "negative_prompt" : "negative-prompt")
+                               : "prompt"));
+          given.push_back(encoded.text);
+          givenPooled.push_back(encoded.pooled.defined() ? encoded.pooled
+                                                          : at::zeros({m.batch, int64_t(0)}));
+        }
+        if (leader && !options.saveTextEmbeds.empty()) {
+          at::Tensor all = at::stack(given).contiguous();
+          staged.stage(options.saveTextEmbeds, encodeNpy(all.sizes().vec(), all.data_ptr<float>()));
+        }
+        if (leader && !options.savePooled.empty()) {
+          at::Tensor all = at::stack(givenPooled).contiguous();
+          staged.stage(options.savePooled, encodeNpy(all.sizes().vec(), all.data_ptr<float>()));
+        }
+      }
       for (int64_t b = 0; b < m.branches; ++b) {
         texts.push_back((given.empty()
                              ? drawNormal(request.seed, "text" + std::to_string(b),

@@ -49,13 +49,14 @@ static std::vector<Request> readRequestsFile(const RequestDefaults &defaults) {
       throw BadInput(where + ": is " + describeJson(object) +
                      ", expected a JSON object such as {\"seed\": 1, \"output\": "
                      "\"out.npy\"}");
-    static const std::set<std::string> known = {"seed",   "text_embeds",   "latents",
-                                                "output", "pooled_embeds", "guidance_scale"};
+    static const std::set<std::string> known = {
+        "seed",          "text_embeds",    "latents", "output", "pooled_embeds",
+        "guidance_scale", "prompt", "negative_prompt"};
     for (auto it = object.begin(); it != object.end(); ++it)
       if (!known.count(it.key()))
         throw BadInput(where + ": unknown key '" + quoteBounded(it.key()) +
-                       "'; allowed: guidance_scale, latents, output, pooled_embeds, "
-                       "seed, text_embeds");
+                       "'; allowed: guidance_scale, latents, negative_prompt, output, "
+                       "pooled_embeds, prompt, seed, text_embeds");
     JsonObject fields(where, &object);
     Request request;
     request.origin = where;
@@ -73,6 +74,29 @@ static std::vector<Request> readRequestsFile(const RequestDefaults &defaults) {
     request.textEmbeds = path("text_embeds", defaults.textEmbeds);
     request.latents = path("latents", defaults.latents);
     request.pooledEmbeds = path("pooled_embeds", defaults.pooledEmbeds);
+    // A prompt may be empty (the pipelines encode "" as any other prompt).
+    request.prompt = defaults.prompt;
+    request.negativePrompt = defaults.negativePrompt;
+    if (fields.has("prompt"))
+      request.prompt = fields.getString("prompt");
+    if (fields.has("negative_prompt"))
+      request.negativePrompt = fields.getString("negative_prompt");
+    bool lineEmbeds = fields.has("text_embeds") || fields.has("pooled_embeds");
+    if (fields.has("prompt") && lineEmbeds)
+      fields.fail(fields.has("text_embeds") ? "text_embeds" : "pooled_embeds",
+                  "is given with a prompt; a request takes a prompt or embeddings, "
+                  "not both");
+    if (lineEmbeds && !fields.has("prompt")) {
+      // The line's embeddings replace a --prompt default.
+      request.prompt.reset();
+      request.negativePrompt.reset();
+    }
+    if (fields.has("negative_prompt") && !request.prompt)
+      fields.fail("negative_prompt", "is given without a prompt");
+    if (request.prompt) {
+      request.textEmbeds.clear();
+      request.pooledEmbeds.clear();
+    }
     request.guidanceScale = defaults.guidanceScale;
     if (fields.has("guidance_scale"))
       request.guidanceScale = fields.getOptionalDouble(
@@ -101,6 +125,8 @@ std::vector<Request> buildRequests(const RequestDefaults &defaults,
     request.textEmbeds = defaults.textEmbeds;
     request.latents = defaults.latents;
     request.pooledEmbeds = defaults.pooledEmbeds;
+    request.prompt = defaults.prompt;
+    request.negativePrompt = defaults.negativePrompt;
     request.guidanceScale = defaults.guidanceScale;
     request.output = replicaOutput(defaults.output, i, replicas);
     requests.push_back(request);

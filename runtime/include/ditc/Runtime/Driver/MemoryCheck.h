@@ -32,8 +32,13 @@ struct RankMemoryNeed {
   /// decode's peak (the band's, with a patch-parallel VAE), which comes
   /// after the steps' activations are freed.
   int64_t vaeParamBytes = 0, decodeBytes = 0;
-  /// Parameters (the transformer's and the VAE's) and the larger of the
-  /// steps' activations and the decode's: what the rank's tensors need.
+  /// A rank that encodes prompts (--prompt): the text encoders' float32
+  /// parameters, resident for the run, and the encode's peak, which comes
+  /// before the steps' activations.
+  int64_t textParamBytes = 0, encodeBytes = 0;
+  /// Parameters (the transformer's, the VAE's and the text encoders') and
+  /// the largest of the encode's, the steps' and the decode's activations:
+  /// what the rank's tensors need.
   int64_t tensorBytes() const;
   int64_t total() const;
 };

@@ -25,6 +25,12 @@ struct RunOptions {
   std::string weights;    // optional diffusers snapshot (Weights.h); else seeded
   std::string pooledEmbeds;    // optional .npy, [branches, B, pooled_dim]
   std::optional<double> guidanceScale; // --guidance-scale: overrides the plan's
+  /// --prompt and --negative-prompt: encoded by the pipeline's text
+  /// encoders from --weights (Text/PipelinePrompts.h) instead of
+  /// --text-embeds; --save-text-embeds and --save-pooled write what they
+  /// encode to ([branches, B, T, E], [branches, B, pooled_dim]).
+  std::optional<std::string> prompt, negativePrompt;
+  std::string saveTextEmbeds, savePooled;
   std::string schedulerConfig; // optional scheduler_config.json (Schedulers.h)
   std::optional<std::vector<double>> sigmas; // --sigmas s0,...,sK, verbatim
   int64_t rank = 0, worldSize = 1;

@@ -25,6 +25,10 @@ struct Request {
   std::string latents;    // optional .npy initial noise, [B, C, F, H, W]
   std::string pooledEmbeds; // optional .npy, [branches, B, pooled_dim]
   std::optional<double> guidanceScale; // overrides the plan's
+  /// A prompt, encoded by the pipeline's text encoders (Text/), instead of
+  /// text_embeds; the negative prompt feeds the unconditional branch ("" by
+  /// default, as the pipelines encode it).
+  std::optional<std::string> prompt, negativePrompt;
   std::string output;     // the .npy the replica's leader writes
   std::string origin;     // "FILE line N" or "the command line", for messages
   int64_t line = 0;       // its line in --requests, or 0 when from the flags
@@ -36,6 +40,7 @@ struct RequestDefaults {
   int64_t seed = 0;
   std::string textEmbeds, latents, output, requestsFile, pooledEmbeds;
   std::optional<double> guidanceScale;
+  std::optional<std::string> prompt, negativePrompt;
 };
 
 /// Largest |guidance scale| a run accepts, as the plan's cfg_combine.

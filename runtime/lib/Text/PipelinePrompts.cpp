@@ -1,0 +1,320 @@
+//===- PipelinePrompts.cpp - a prompt to the transformer's text inputs ----===//
+#include "ditc/Runtime/Text/PipelinePrompts.h"
+
+#include "ditc/Checkpoint/Snapshot.h"
+#include "ditc/Runtime/Plan/Manifest.h"
+#include "ditc/Support/BadInput.h"
+#include "ditc/Support/JsonFile.h"
+#include "ditc/Support/Utf8.h"
+
+#include <algorithm>
+#include <cctype>
+#include <iostream>
+
+namespace ditc::runtime {
+
+namespace {
+
+/// CLIP's context in every pipeline that uses it (tokenizer.model_max_length).
+constexpr int64_t kClipTokens = 77;
+
+struct Component {
+  const char *encoder, *tokenizer;
+};
+
+std::vector<Component> componentsOf(const std::string &family) {
+  if (family == "flux")
+    return {{"text_encoder", "tokenizer"}, {"text_encoder_2", "tokenizer_2"}};
+  if (family == "sd3")
+    return {{"text_encoder", "tokenizer"},
+            {"text_encoder_2", "tokenizer_2"},
+            {"text_encoder_3", "tokenizer_3"}};
+  if (family == "wan")
+    return {{"text_encoder", "tokenizer"}};
+  return {};
+}
+
+/// model_index.json's class for `component`: ["library", "Class"].
+std::string componentClass(const JsonObject &index, const std::string &component) {
+  if (!index.raw().contains(component))
+    index.fail(component, "is missing; the pipeline needs it to encode a prompt");
+  const nlohmann::json &entry = index.raw().at(component);
+  if (!entry.is_array() || entry.size() != 2 || !entry[1].is_string())
+    index.fail(component, "must be [library, class name]");
+  return entry[1].get<std::string>();
+}
+
+std::string htmlUnescape(const std::string &text) {
+  static const std::vector<std::pair<std::string, std::string>> named = {
+      {"amp", "&"}, {"lt", "<"}, {"gt", ">"}, {"quot", "\""}, {"apos", "'"}, {"nbsp", "\xC2\xA0"}};
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    if (text[i] != '&') {
+      out += text[i++];
+      continue;
+    }
+    size_t semi = text.find(';', i);
+    if (semi != std::string::npos && semi - i <= 10) {
+      std::string name = text.substr(i + 1, semi - i - 1);
+      if (name.size() > 1 && name[0] == '#') {
+        bool hex = name[1] == 'x' || name[1] == 'X';
+        std::string digits = name.substr(hex ? 2 : 1);
+        bool ok = !digits.empty() && digits.size() <= 7;
+        for (char c : digits)
+          ok = ok && (hex ? std::isxdigit((unsigned char)c) : std::isdigit((unsigned char)c));
+        long cp = ok ? std::stol(digits, nullptr, hex ? 16 : 10) : -1;
+        // Python's html.unescape: invalid code points become U+FFFD.
+        if (ok) {
+          if (cp == 0 || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+            cp = 0xFFFD;
+          appendUtf8(out, uint32_t(cp));
+          i = semi + 1;
+          continue;
+        }
+      }
+      bool replaced = false;
+      for (const auto &entity : named)
+        if (name == entity.first) {
+          out += entity.second;
+          i = semi + 1;
+          replaced = true;
+          break;
+        }
+      if (replaced)
+        continue;
+    }
+    out += text[i++];
+  }
+  return out;
+}
+
+/// Python's \s in re.sub(r"\s+", " ", text) on ASCII and the common
+/// Unicode spaces (NBSP and U+2000..U+200A, U+3000).
+size_t spaceLength(const std::string &text, size_t i) {
+  unsigned char c = text[i];
+  if (c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1C && c <= 0x1F))
+    return 1;
+  if (c == 0xC2 && i + 1 < text.size() && ((unsigned char)text[i + 1] == 0xA0 ||
+                                           (unsigned char)text[i + 1] == 0x85))
+    return 2;
+  if (c == 0xE2 && i + 2 < text.size() && (unsigned char)text[i + 1] == 0x80 &&
+      (((unsigned char)text[i + 2] >= 0x80 && (unsigned char)text[i + 2] <= 0x8A) ||
+       (unsigned char)text[i + 2] == 0xA8 || (unsigned char)text[i + 2] == 0xA9 ||
+       (unsigned char)text[i + 2] == 0xAF))
+    return 3;
+  if (c == 0xE3 && i + 2 < text.size() && (unsigned char)text[i + 1] == 0x80 &&
+      (unsigned char)text[i + 2] == 0x80)
+    return 3;
+  return 0;
+}
+
+} // namespace
+
+std::string PipelinePrompts::wanPromptClean(const std::string &prompt) {
+  std::string text = htmlUnescape(htmlUnescape(prompt));
+  std::string out;
+  bool pendingSpace = false;
+  for (size_t i = 0; i < text.size();) {
+    size_t space = spaceLength(text, i);
+    if (space) {
+      pendingSpace = true;
+      i += space;
+      continue;
+    }
+    if (pendingSpace && !out.empty())
+      out += ' ';
+    pendingSpace = false;
+    out += text[i++];
+  }
+  return out;
+}
+
+std::string promptUnsupportedReason(const Manifest &m) {
+  if (!componentsOf(m.family).empty())
+    return "";
+  return m.modelName + " (family " + m.family +
+         "): ditc cannot run this pipeline's text encoder yet (it runs FLUX's, SD3's "
+         "and Wan's: CLIP, T5 and UMT5); encode the prompt elsewhere and pass "
+         "--text-embeds" +
+         std::string(m.pooledDim ? " and --pooled-embeds" : "");
+}
+
+PipelinePrompts::PipelinePrompts(const std::string &snapshot, const Manifest &m,
+                                 bool readParameters)
+    : family(m.family), textTokens(m.textTokens), width(m.textEmbedDim),
+      pooledDim(m.pooledDim) {
+  std::string reason = promptUnsupportedReason(m);
+  if (!reason.empty())
+    throw BadInput("--prompt: " + reason);
+  std::string indexPath = snapshot + "/model_index.json";
+  std::string shownIndex = escapeInvalidUtf8(indexPath);
+  nlohmann::json indexJson = JsonObject::parseFile(indexPath);
+  JsonObject index(shownIndex, &indexJson);
+  for (const Component &component : componentsOf(family)) {
+    Encoder encoder;
+    encoder.name = component.encoder;
+    std::string folder = snapshot + "/" + component.encoder;
+    checkpoint::TransformerWeights weights(folder, component.encoder,
+                                           checkpoint::kTransformersWeightsStem);
+    encoder.config = text::parseTextEncoderConfig(
+        weights.config(), componentClass(index, component.encoder),
+        escapeInvalidUtf8(weights.configPath()));
+    encoder.tokenizer = openTokenizer(snapshot + "/" + component.tokenizer,
+                                      componentClass(index, component.tokenizer));
+    if (readParameters)
+      encoder.parameters = loadEncoderParameters(encoder.config, weights);
+    else
+      checkEncoderParameters(encoder.config, weights);
+    encoders.push_back(std::move(encoder));
+  }
+
+  // The encoders' outputs against the plan's text inputs.
+  auto mismatch = [&](const Encoder &encoder, const std::string &what,
+                      const std::string &planField, int64_t planValue) {
+    throw BadInput(escapeInvalidUtf8(encoder.config.isT5() ? encoder.config.t5.path
+                                                           : encoder.config.clip.path) +
+                   ": " + what + ", but the plan's " + planField + " is " +
+                   std::to_string(planValue) +
+                   " (the plan was compiled for another text encoder)");
+  };
+  const Encoder &t5 = encoders.back();
+  if (family == "flux") {
+    const Encoder &clip = encoders[0];
+    if (clip.config.kind != text::EncoderClass::Clip || !t5.config.isT5())
+      throw BadInput(shownIndex + ": FluxPipeline needs a CLIPTextModel text_encoder and a "
+                                  "T5EncoderModel text_encoder_2");
+    if (clip.config.clip.hidden != pooledDim)
+      mismatch(clip, "hidden_size is " + std::to_string(clip.config.clip.hidden),
+               "pooled_dim", pooledDim);
+  } else if (family == "sd3") {
+    int64_t clipWidth = 0, pooled = 0;
+    for (size_t i = 0; i < 2; ++i) {
+      if (encoders[i].config.kind != text::EncoderClass::ClipWithProjection)
+        throw BadInput(shownIndex + ": StableDiffusion3Pipeline needs "
+                                    "CLIPTextModelWithProjection text encoders 1 and 2");
+      clipWidth += encoders[i].config.clip.hidden;
+      pooled += encoders[i].config.clip.projectionDim;
+    }
+    if (!t5.config.isT5())
+      throw BadInput(shownIndex + ": text_encoder_3 must be a T5EncoderModel");
+    if (clipWidth > t5.config.width())
+      mismatch(t5, "d_model " + std::to_string(t5.config.width()) +
+                       " is narrower than the two CLIPs' " + std::to_string(clipWidth),
+               "text_embed_dim", width);
+    if (pooled != pooledDim)
+      mismatch(encoders[1], "the CLIPs' projections give " + std::to_string(pooled) +
+                                " pooled channels",
+               "pooled_dim", pooledDim);
+    if (textTokens <= kClipTokens)
+      throw BadInput(m.path + ": SD3's text_tokens (" + std::to_string(textTokens) +
+                     ") must exceed CLIP's 77, the T5 tokens following them");
+  } else if (!t5.config.isT5() || !t5.config.t5.umt5) {
+    throw BadInput(shownIndex + ": WanPipeline needs a UMT5EncoderModel text_encoder");
+  }
+  if (t5.config.width() != width)
+    mismatch(t5, "d_model is " + std::to_string(t5.config.width()), "text_embed_dim", width);
+  for (const Encoder &encoder : encoders) {
+    int64_t vocab = encoder.config.isT5() ? encoder.config.t5.vocabSize
+                                          : encoder.config.clip.vocabSize;
+    for (int64_t id : {encoder.tokenizer->padId(), encoder.tokenizer->eosId()})
+      if (id >= vocab)
+        throw BadInput(escapeInvalidUtf8(encoder.tokenizer->folder()) + ": token id " +
+                       std::to_string(id) + " is outside " + encoder.name +
+                       "'s vocab_size " + std::to_string(vocab));
+  }
+}
+
+PipelinePrompts::~PipelinePrompts() = default;
+
+int64_t PipelinePrompts::parameterBytes() const {
+  int64_t bytes = 0;
+  for (const Encoder &encoder : encoders)
+    bytes += text::encoderParameterBytes(encoder.config);
+  return bytes;
+}
+
+int64_t PipelinePrompts::encodePeakBytes(int64_t batch) const {
+  int64_t peak = 0;
+  for (const Encoder &encoder : encoders) {
+    const text::TextEncoderConfig &c = encoder.config;
+    int64_t length = c.isT5() ? (family == "sd3" ? textTokens - kClipTokens : textTokens)
+                              : kClipTokens;
+    int64_t width = c.width(), inner = c.isT5() ? c.t5.innerDim() : c.clip.hidden;
+    int64_t ff = c.isT5() ? c.t5.dFf * (c.t5.gated ? 2 : 1) : c.clip.intermediate;
+    int64_t heads = c.isT5() ? c.t5.numHeads : c.clip.numHeads;
+    // Residual, normed and penultimate states; Q, K, V and the attention
+    // output; the feed-forward's inner states; scores and probabilities
+    // (with T5's position bias).
+    int64_t elements = batch * length * (3 * width + 4 * inner + ff) +
+                       3 * batch * heads * length * length;
+    peak = std::max(peak, elements * 4);
+  }
+  return peak;
+}
+
+EncoderOutputs PipelinePrompts::run(const Encoder &encoder,
+                                    const std::vector<std::string> &prompts,
+                                    int64_t maxLength, bool masked, const std::string &what,
+                                    at::Tensor *mask) const {
+  int64_t batch = int64_t(prompts.size());
+  at::Tensor ids = at::empty({batch, maxLength}, at::kLong);
+  at::Tensor attention = at::empty({batch, maxLength}, at::kLong);
+  auto idsAt = ids.accessor<int64_t, 2>();
+  auto attentionAt = attention.accessor<int64_t, 2>();
+  int64_t vocab = encoder.config.isT5() ? encoder.config.t5.vocabSize
+                                        : encoder.config.clip.vocabSize;
+  for (int64_t b = 0; b < batch; ++b) {
+    TokenizedPrompt tokens = encoder.tokenizer->encode(prompts[size_t(b)], maxLength, what);
+    if (tokens.truncated())
+      std::cerr << "dit-run: warning: " << what << " is "
+                << tokens.untruncatedLength << " tokens for "
+                << escapeInvalidUtf8(encoder.tokenizer->folder()) << "; only the first "
+                << maxLength << " are kept (the pipeline truncates at " << maxLength
+                << ")\n";
+    for (int64_t t = 0; t < maxLength; ++t) {
+      int64_t id = tokens.ids[size_t(t)];
+      if (id < 0 || id >= vocab)
+        throw BadInput(escapeInvalidUtf8(encoder.tokenizer->folder()) + ": " + what +
+                       " gives token id " + std::to_string(id) + ", outside " +
+                       encoder.name + "'s vocab_size " + std::to_string(vocab));
+      idsAt[b][t] = id;
+      attentionAt[b][t] = tokens.mask[size_t(t)];
+    }
+  }
+  if (mask)
+    *mask = attention;
+  return runTextEncoder(encoder.config, encoder.parameters, ids,
+                        masked ? attention : at::Tensor());
+}
+
+PromptEmbeddings PipelinePrompts::encode(const std::vector<std::string> &prompts,
+                                         const std::string &what) const {
+  at::NoGradGuard noGrad;
+  PromptEmbeddings out;
+  if (family == "flux") {
+    out.pooled = run(encoders[0], prompts, kClipTokens, false, what, nullptr).pooled;
+    out.text = run(encoders[1], prompts, textTokens, false, what, nullptr).last;
+  } else if (family == "sd3") {
+    EncoderOutputs large = run(encoders[0], prompts, kClipTokens, false, what, nullptr);
+    EncoderOutputs big = run(encoders[1], prompts, kClipTokens, false, what, nullptr);
+    at::Tensor clip = at::cat({large.penultimate, big.penultimate}, -1);
+    clip = at::constant_pad_nd(clip, {0, width - clip.size(-1)});
+    at::Tensor t5 = run(encoders[2], prompts, textTokens - kClipTokens, false, what, nullptr).last;
+    out.text = at::cat({clip, t5}, -2);
+    out.pooled = at::cat({large.pooled, big.pooled}, -1);
+  } else {
+    std::vector<std::string> cleaned;
+    for (const std::string &prompt : prompts) {
+      requireUtf8(prompt, what);
+      cleaned.push_back(wanPromptClean(prompt));
+    }
+    at::Tensor mask;
+    at::Tensor states = run(encoders[0], cleaned, textTokens, true, what, &mask).last;
+    // The pipeline keeps each prompt's states up to its length and pads
+    // with zeros: the padded rows are zero, not the encoder's output there.
+    out.text = states.masked_fill(mask.unsqueeze(-1) == 0, 0.0);
+  }
+  return out;
+}
+
+} // namespace ditc::runtime
