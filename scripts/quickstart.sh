@@ -2,10 +2,12 @@
 # The main job on bundled models: install what is missing, build, import
 # Wan2.1-T2V-14B, check a legal and an illegal configuration, then the whole
 # path on tiny-wan: check, compile, run on two local ranks with dit-run, and
-# compare with the one-rank run; last, a picture (tiny-flux) and a video
-# (tiny-wan) out of denoising runs, decoded with the plans' VAEs. The
-# bundled tiny models have no weights, so parameters are drawn from the
-# seed and the pixels are noise, but every stage of the pipeline ran.
+# compare with the one-rank run; last, a prompt to a picture on tiny-flux's
+# whole pipeline (tokenizers, text encoders, transformer, VAE) and a video
+# (tiny-wan) out of a denoising run, decoded with the plans' VAEs. The
+# bundled tiny models have no weights: the picture's pipeline gets random
+# ones and the video's are drawn from the seed, so the pixels are noise, but
+# every stage of the pipeline ran.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
@@ -49,8 +51,23 @@ done
 
 out=${DITC_QUICKSTART_OUT:-${DITC_BUILD_DIR:-$root/build}}
 echo
-echo "== pictures out: denoise and decode in one run (seeded weights: noise)"
-"$ditc" compile tiny-flux --height 256 --width 256 --dtype f32 -o "$work/flux"
-"$dit_run" "$work/flux" --nproc 1 --steps 8 --output "$out/quickstart.png" 2>&1 | grep "wrote"
+echo "== a prompt to a picture: tiny-flux's whole pipeline (random weights: noise)"
+# The pipeline folder a diffusers snapshot would be: the transformer, the
+# VAE, CLIP and T5 with their tokenizers (a BPE vocabulary and a
+# SentencePiece model learned from test/Text/Inputs/corpus.txt), all tiny,
+# with random weights under diffusers' and transformers' names.
+"$ditc" compile tiny-flux --height 256 --width 256 --dtype f32 --text-tokens 32 -o "$work/flux"
+pipeline="$work/tiny-flux-pipeline"
+export PYTHONPATH="$root/bench:$root/test/lib${PYTHONPATH:+:$PYTHONPATH}"
+/usr/bin/python3 "$root/test/lib/snapshot.py" "$work/flux" "$pipeline" > /dev/null
+/usr/bin/python3 "$root/test/Vae/vae_check.py" make "$work/vae" \
+  --config "$root/models/tiny-flux/vae/config.json" > /dev/null
+cp -r "$work/vae/vae" "$pipeline/"
+/usr/bin/python3 "$root/test/Text/text_check.py" make "$pipeline" --family flux \
+  --transformer "$root/models/tiny-flux/transformer/config.json"
+prompt="a photo of a cat sitting on a red chair in the morning light"
+echo "dit-run --tokenize (CLIP): $("$dit_run" --tokenize "$pipeline/tokenizer" --prompt "$prompt")"
+"$dit_run" "$work/flux" --nproc 1 --steps 8 --weights "$pipeline" --prompt "$prompt" \
+  --output "$out/quickstart.png" 2>&1 | grep "wrote"
 "$dit_run" "$work/tp2" --nproc 2 --steps 8 --output "$out/quickstart.mp4" 2>&1 | grep "wrote"
 true
