@@ -75,7 +75,8 @@ ditc_install_export(ditcCompilerTargets
   DitcPasses)
 if(DITC_BUILD_RUNTIME)
   set_target_properties(DitcRuntime PROPERTIES EXPORT_NAME runtime)
-  ditc_install_export(ditcRuntimeTargets DitcRuntime)
+  set_target_properties(DitcTokenizers PROPERTIES EXPORT_NAME tokenizers)
+  ditc_install_export(ditcRuntimeTargets DitcRuntime DitcTokenizers)
 endif()
 
 # The config records where this build found its dependencies, as hints.

@@ -4,7 +4,7 @@
 # corpus/, crashes to build-fuzz/out/<target>/; copy a crash into
 # test/fuzz/corpus/<target>/ and it becomes a ctest regression.
 # Usage: scripts/fuzz.sh [SECONDS per target, default 60] [TARGET...]
-#        (targets: npy plan config deployment safetensors scheduler; default
+#        (targets: npy plan config deployment safetensors scheduler tokenizer; default
 #        all; and ir, not in the default: test/fuzz/ir_fuzz.py's mutated
 #        modules through this build's dit-opt, findings in build-fuzz/out/ir/)
 set -euo pipefail
@@ -13,7 +13,7 @@ build=${DITC_FUZZ_BUILD_DIR:-$root/build-fuzz}
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(npy plan config deployment safetensors scheduler)
+[[ ${#targets[@]} -gt 0 ]] || targets=(npy plan config deployment safetensors scheduler tokenizer)
 
 "$root/scripts/setup.sh" --compiler-only
 missing=()

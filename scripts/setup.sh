@@ -11,6 +11,7 @@ packages=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   nlohmann-json3-dev libgtest-dev libzstd-dev zlib1g-dev
   librsvg2-bin  # rsvg-convert: the lit tests render each plan's layout.svg
+  libicu-dev    # CLIP's tokenizer (normalisation), fuzzed in the compiler-only build too
 )
 if [[ "${1:-}" != "--compiler-only" ]]; then
   # libtorch-dev alone pulls the reference (netlib) BLAS, whose sgemm runs
@@ -19,9 +20,9 @@ if [[ "${1:-}" != "--compiler-only" ]]; then
   packages+=(libtorch-dev libgloo-dev python3-torch libopenblas0-pthread)
   # MP4 output (H.264 through libavcodec); ffprobe reads it back in tests.
   packages+=(pkg-config libavcodec-dev libavformat-dev libavutil-dev libswscale-dev ffmpeg)
-  # Prompts: ICU (CLIP's normalisation), SentencePiece (T5's tokenizer;
-  # spm_train makes the tests' tiny one).
-  packages+=(libicu-dev libsentencepiece-dev sentencepiece)
+  # Prompts: SentencePiece (T5's tokenizer, in dit-sentencepiece; spm_train
+  # makes the tests' tiny one).
+  packages+=(libsentencepiece-dev sentencepiece)
   # The tests' reference tokenizers: the regex module (CLIP's \p{L}
   # pattern) and SentencePiece's Python binding.
   packages+=(python3-regex python3-sentencepiece)

@@ -78,9 +78,15 @@ public:
     uint64_t size = modelBytes.size();
     request.append(reinterpret_cast<const char *>(&size), sizeof size);
     request += modelBytes;
-    send(request);
     uint8_t status = 0;
-    receive(&status, 1);
+    try {
+      send(request);
+      receive(&status, 1);
+    } catch (const std::runtime_error &error) {
+      // SentencePiece died on this file: the file is the bad input.
+      badFile(shownModel, std::string("could not be loaded by SentencePiece (") +
+                              error.what() + ")");
+    }
     if (status != 0)
       badFile(shownModel, "is not a SentencePiece model (" + escapeInvalidUtf8(readText()) + ")");
     uint32_t count = read32();
