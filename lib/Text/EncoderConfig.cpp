@@ -58,7 +58,9 @@ T5Config parseT5(const JsonObject &object, bool umt5) {
                 "must exceed the exact buckets per direction (" +
                     std::to_string(config.buckets / 4) + ")");
   config.eps = object.getOptionalDouble("layer_norm_epsilon", 1e-6, 1e-30, 1.0);
-  std::string proj = object.getOptionalString("feed_forward_proj").value_or("relu");
+  // transformers' defaults: T5Config "relu", UMT5Config "gated-gelu".
+  std::string proj =
+      object.getOptionalString("feed_forward_proj").value_or(umt5 ? "gated-gelu" : "relu");
   std::string act = proj;
   config.gated = proj.rfind("gated-", 0) == 0;
   if (config.gated)
@@ -91,8 +93,9 @@ ClipTextConfig parseClip(const JsonObject &object, bool withProjection) {
       object.getOptionalInt("max_position_embeddings", 1, kMaxPositions).value_or(77);
   config.projectionDim =
       object.getOptionalInt("projection_dim", 1, kMaxWidth).value_or(512);
+  // CLIPTextConfig's default is 49407, CLIP's <|endoftext|>.
   config.eosTokenId =
-      object.getOptionalInt("eos_token_id", 0, kMaxVocab - 1).value_or(2);
+      object.getOptionalInt("eos_token_id", 0, kMaxVocab - 1).value_or(49407);
   if (config.eosTokenId >= config.vocabSize)
     object.fail("eos_token_id",
                 "is not below vocab_size " + std::to_string(config.vocabSize));

@@ -156,10 +156,11 @@ class ClipReference:
         self.ranks = {tuple(line.split()): i for i, line in enumerate(lines)}
 
     def id_of(self, token):
-        if token in self.vocab:
-            return self.vocab[token]
+        # transformers looks up added tokens first, then the vocabulary.
         if self.added.get(token) is not None:
             return self.added[token]
+        if token in self.vocab:
+            return self.vocab[token]
         return self.vocab[self.roles["unk"]]
 
     def bpe(self, token):
@@ -287,7 +288,8 @@ def t5_encode(config, w, ids, mask):
     umt5 = config["model_type"] == "umt5"
     heads, dkv = config["num_heads"], config["d_kv"]
     eps = config.get("layer_norm_epsilon", 1e-6)
-    proj = config.get("feed_forward_proj", "relu")
+    # T5Config's default is "relu", UMT5Config's "gated-gelu".
+    proj = config.get("feed_forward_proj", "gated-gelu" if umt5 else "relu")
     gated = proj.startswith("gated-")
     act = "gelu_new" if proj == "gated-gelu" else proj.replace("gated-", "")
     embed = w.get("shared.weight", w.get("encoder.embed_tokens.weight"))
@@ -352,7 +354,7 @@ def clip_encode(config, w, ids):
         h = layer_norm(x, w[l + "layer_norm2.weight"], w[l + "layer_norm2.bias"], eps)
         x = x + proj("mlp.fc2", activation(act, proj("mlp.fc1", h)))
     last = layer_norm(x, w[p + "final_layer_norm.weight"], w[p + "final_layer_norm.bias"], eps)
-    eos = config.get("eos_token_id", 2)
+    eos = config.get("eos_token_id", 49407)  # CLIPTextConfig's default
     where = ids.argmax(-1) if eos == 2 else (ids == eos).astype(np.int64).argmax(-1)
     pooled = last[np.arange(batch), where]
     if "text_projection.weight" in w:
@@ -708,6 +710,8 @@ TOKENIZER_CASES = [
     ("cjk", "東京の夜景 and 富士山"),
     ("emoji", "a smiling face 😀 and a red heart ❤️ 👍🏽"),
     ("contractions and digits", "it's 2024, we'll see 1,000 cats at 7:30pm!!"),
+    ("case-folded contraction", "IT'S a cat; it'\u017f a dog"),
+    ("compatibility expansion", "\ufdfa \ufdfa \ufb01ne \u2460"),
     ("control characters", "a\x07b\x1bc\u200bd\ufeffe\u2028f"),
     ("special token text", "a <|endoftext|> b </s> c <pad> d"),
     ("long", " ".join(["a photo of a very detailed mountain lake at sunset"] * 30)),

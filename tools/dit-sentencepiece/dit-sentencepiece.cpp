@@ -19,6 +19,17 @@
 //===----------------------------------------------------------------------===//
 #include <sentencepiece_processor.h>
 
+// GCC says __SANITIZE_ADDRESS__, clang __has_feature(address_sanitizer).
+#if defined(__SANITIZE_ADDRESS__)
+#define DITC_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DITC_UNDER_ASAN 1
+#endif
+#endif
+
+#include <sys/resource.h>
+
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -70,9 +81,23 @@ void putText(std::string &out, const std::string &text) {
   out += text;
 }
 
+/// A hostile model must not take the host: at most 5 minutes of CPU and,
+/// outside AddressSanitizer (whose shadow memory needs terabytes of address
+/// space), 8 GiB of memory; beyond either the helper dies and dit-run
+/// refuses the model.
+void limitResources() {
+  rlimit cpu{300, 300};
+  ::setrlimit(RLIMIT_CPU, &cpu);
+#ifndef DITC_UNDER_ASAN
+  rlimit memory{rlim_t(8) << 30, rlim_t(8) << 30};
+  ::setrlimit(RLIMIT_AS, &memory);
+#endif
+}
+
 } // namespace
 
 int main() {
+  limitResources();
   uint64_t modelBytes = 0;
   if (!readAll(&modelBytes, sizeof modelBytes) || modelBytes > kMaxModelBytes)
     return 2;

@@ -60,7 +60,7 @@ struct ClipTextConfig {
   /// value 2 (configs written before the tokenizer's EOS was recorded),
   /// where it pools at the largest token id: CLIP's <|endoftext|> is the
   /// last id of its vocabulary.
-  int64_t eosTokenId = 2;
+  int64_t eosTokenId = 49407;
   double eps = 1e-5;
   /// "quick_gelu" (CLIP-L), "gelu" (erf; CLIP-G) or "gelu_new" (tanh).
   std::string activation = "quick_gelu";

@@ -178,11 +178,12 @@ std::vector<std::string> patternPieces(const std::vector<UChar32> &text) {
   while (i < text.size()) {
     bool matched = false;
     for (const auto &literal : literals) {
-      // The pattern is compiled with IGNORECASE; the text is lower case
-      // already, except where lower-casing leaves an upper-case form.
+      // The pattern is compiled with IGNORECASE, which matches by case
+      // folding: U+017F LONG S matches 's' although it is lower case.
       if (i + literal.size() <= text.size() &&
-          std::equal(literal.begin(), literal.end(), text.begin() + i,
-                     [](UChar32 a, UChar32 b) { return a == u_tolower(b); })) {
+          std::equal(literal.begin(), literal.end(), text.begin() + i, [](UChar32 a, UChar32 b) {
+            return a == u_foldCase(b, U_FOLD_CASE_DEFAULT);
+          })) {
         take(i + literal.size());
         matched = true;
         break;
@@ -288,7 +289,9 @@ ClipTokenizer::ClipTokenizer(const std::string &folder) : dir(folder) {
   size_t last = merges.find_last_not_of(" \t\r\n\f\v");
   merges = first == std::string::npos ? "" : merges.substr(first, last - first + 1);
   size_t lineStart = 0;
-  for (size_t line = 0; lineStart <= merges.size() && ranks.size() < kMaxMerges; ++line) {
+  // Lines 1 to kMaxMerges, whatever they hold (a pair listed twice does not
+  // make room for a later line).
+  for (size_t line = 0; lineStart <= merges.size() && line <= kMaxMerges; ++line) {
     size_t lineEnd = merges.find('\n', lineStart);
     if (lineEnd == std::string::npos)
       lineEnd = merges.size();
@@ -322,13 +325,14 @@ ClipTokenizer::ClipTokenizer(const std::string &folder) : dir(folder) {
     ranks[parts[0] + " " + parts[1]] = int64_t(line - 1);
   }
 
+  // Added tokens first, then the vocabulary, as transformers looks them up.
   auto resolve = [&](const std::string &text, const std::string &role) {
-    auto inVocab = vocab.find(text);
-    if (inVocab != vocab.end())
-      return inVocab->second;
     auto added = special.added.find(text);
     if (added != special.added.end() && added->second)
       return *added->second;
+    auto inVocab = vocab.find(text);
+    if (inVocab != vocab.end())
+      return inVocab->second;
     badFile(escapeInvalidUtf8(special.configPath),
             "names " + role + " '" + escapeInvalidUtf8(text) + "', which " + shownVocab +
                 " does not hold and added_tokens_decoder gives no id");
@@ -337,10 +341,12 @@ ClipTokenizer::ClipTokenizer(const std::string &folder) : dir(folder) {
   eos = resolve(special.role("eos"), "eos_token");
   unk = resolve(special.role("unk"), "unk_token");
   pad = resolve(special.role("pad"), "pad_token");
+  std::vector<std::string> specialTexts;
   for (const auto &entry : special.added) {
     resolve(entry.first, "the special token");
     specialTexts.push_back(entry.first);
   }
+  splitter = std::make_unique<SpecialTokenSplitter>(specialTexts);
 }
 
 std::vector<std::string> ClipTokenizer::bpe(const std::string &word) const {
@@ -407,7 +413,7 @@ std::vector<std::string> ClipTokenizer::bpe(const std::string &word) const {
 
 std::vector<std::string> ClipTokenizer::tokens(const std::string &prompt) const {
   std::vector<std::string> out;
-  for (const PromptPiece &piece : splitOnSpecialTokens(prompt, specialTexts)) {
+  for (const PromptPiece &piece : splitter->split(prompt)) {
     if (piece.special) {
       out.push_back(piece.text);
       continue;
@@ -428,12 +434,12 @@ std::vector<std::string> ClipTokenizer::tokens(const std::string &prompt) const 
 }
 
 int64_t ClipTokenizer::idOf(const std::string &token) const {
-  auto it = vocab.find(token);
-  if (it != vocab.end())
-    return it->second;
   auto added = special.added.find(token);
   if (added != special.added.end() && added->second)
     return *added->second;
+  auto it = vocab.find(token);
+  if (it != vocab.end())
+    return it->second;
   return unk;
 }
 

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cctype>
 #include <iostream>
+#include <map>
 
 namespace ditc::runtime {
 
@@ -88,24 +89,22 @@ std::string htmlUnescape(const std::string &text) {
   return out;
 }
 
-/// Python's \s in re.sub(r"\s+", " ", text) on ASCII and the common
-/// Unicode spaces (NBSP and U+2000..U+200A, U+3000).
+/// The length of the White_Space character at `text[i]` (the `regex`
+/// module's \s, which diffusers' whitespace_clean uses), or 0.
 size_t spaceLength(const std::string &text, size_t i) {
-  unsigned char c = text[i];
-  if (c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1C && c <= 0x1F))
-    return 1;
-  if (c == 0xC2 && i + 1 < text.size() && ((unsigned char)text[i + 1] == 0xA0 ||
-                                           (unsigned char)text[i + 1] == 0x85))
-    return 2;
-  if (c == 0xE2 && i + 2 < text.size() && (unsigned char)text[i + 1] == 0x80 &&
-      (((unsigned char)text[i + 2] >= 0x80 && (unsigned char)text[i + 2] <= 0x8A) ||
-       (unsigned char)text[i + 2] == 0xA8 || (unsigned char)text[i + 2] == 0xA9 ||
-       (unsigned char)text[i + 2] == 0xAF))
-    return 3;
-  if (c == 0xE3 && i + 2 < text.size() && (unsigned char)text[i + 1] == 0x80 &&
-      (unsigned char)text[i + 2] == 0x80)
-    return 3;
-  return 0;
+  size_t length = utf8SequenceLength(text, i);
+  if (length == 0)
+    return 0;
+  uint32_t cp = (unsigned char)text[i];
+  if (length > 1) {
+    cp &= 0xFFu >> (length + 1);
+    for (size_t k = 1; k < length; ++k)
+      cp = (cp << 6) | ((unsigned char)text[i + k] & 0x3F);
+  }
+  bool space = (cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0x85 || cp == 0xA0 ||
+               cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 ||
+               cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
+  return space ? length : 0;
 }
 
 } // namespace
@@ -263,9 +262,15 @@ EncoderOutputs PipelinePrompts::run(const Encoder &encoder,
   auto attentionAt = attention.accessor<int64_t, 2>();
   int64_t vocab = encoder.config.isT5() ? encoder.config.t5.vocabSize
                                         : encoder.config.clip.vocabSize;
+  // Each distinct prompt is tokenized once (a batch repeats one prompt).
+  std::map<std::string, TokenizedPrompt> tokenized;
   for (int64_t b = 0; b < batch; ++b) {
-    TokenizedPrompt tokens = encoder.tokenizer->encode(prompts[size_t(b)], maxLength, what);
-    if (tokens.truncated())
+    const std::string &prompt = prompts[size_t(b)];
+    auto known = tokenized.find(prompt);
+    if (known == tokenized.end())
+      known = tokenized.emplace(prompt, encoder.tokenizer->encode(prompt, maxLength, what)).first;
+    const TokenizedPrompt &tokens = known->second;
+    if (tokens.truncated() && b == 0)
       std::cerr << "dit-run: warning: " << what << " is "
                 << tokens.untruncatedLength << " tokens for "
                 << escapeInvalidUtf8(encoder.tokenizer->folder()) << "; only the first "

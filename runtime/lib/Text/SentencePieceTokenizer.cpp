@@ -12,6 +12,7 @@
 #include <cstring>
 #include <map>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
@@ -28,6 +29,8 @@ namespace {
 constexpr int64_t kMaxModelBytes = int64_t(64) << 20;
 constexpr size_t kMaxTextBytes = size_t(16) << 20;
 constexpr uint32_t kMaxPieces = 1u << 22;
+constexpr uint32_t kMaxIds = 1u << 24;
+constexpr int kHelperTimeoutMs = 60000;
 
 /// The dit-sentencepiece helper: $DITC_SENTENCEPIECE, else beside this
 /// executable (dit-run's bin/), else the build tree's bin/.
@@ -53,7 +56,8 @@ std::string helperPath() {
 /// each text is encoded there.
 class SentencePieceProcess {
 public:
-  SentencePieceProcess(const std::string &modelBytes, const std::string &shownModel) {
+  SentencePieceProcess(const std::string &modelBytes, const std::string &shownModelPath)
+      : shownModel(shownModelPath) {
     int sockets[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0)
       throw std::runtime_error(std::string("socketpair: ") + std::strerror(errno));
@@ -109,25 +113,39 @@ public:
     }
   }
 
+  /// The ids of `text`. A failure there is the model's (the text is
+  /// bounded UTF-8): BadInput naming it.
   std::vector<int64_t> encode(const std::string &text) {
-    if (text.size() > kMaxTextBytes)
-      throw BadInput("a prompt of " + std::to_string(text.size()) + " bytes; at most " +
-                     std::to_string(kMaxTextBytes));
     std::string request;
     uint32_t size = uint32_t(text.size());
     request.append(reinterpret_cast<const char *>(&size), sizeof size);
     request += text;
-    send(request);
-    uint32_t count = read32();
-    if (count == 0xFFFFFFFFu)
-      throw std::runtime_error("sentencepiece: " + readText());
-    if (count > text.size() + 16)
-      throw std::runtime_error("dit-sentencepiece answered " + std::to_string(count) +
-                               " ids for " + std::to_string(text.size()) + " bytes");
-    std::vector<int64_t> out;
-    for (uint32_t i = 0; i < count; ++i)
-      out.push_back(int32_t(read32()));
-    return out;
+    try {
+      send(request);
+      uint32_t count = read32();
+      if (count == 0xFFFFFFFFu)
+        badFile(shownModel, "could not encode a prompt (" + escapeInvalidUtf8(readText()) + ")");
+      // The normaliser may expand text (NFKC: U+FDFA is 18 characters), so
+      // the bound is generous; beyond it the model is the problem.
+      if (count > kMaxIds)
+        badFile(shownModel, "expands a prompt of " + std::to_string(text.size()) +
+                                " bytes to " + std::to_string(count) + " ids; at most " +
+                                std::to_string(kMaxIds));
+      std::vector<int64_t> out;
+      out.reserve(count);
+      for (uint32_t i = 0; i < count; ++i) {
+        int32_t id = int32_t(read32());
+        if (id < 0 || size_t(id) >= pieces.size())
+          badFile(shownModel, "gave id " + std::to_string(id) + ", outside its " +
+                                  std::to_string(pieces.size()) + " pieces");
+        out.push_back(id);
+      }
+      return out;
+    } catch (const std::runtime_error &error) {
+      if (dynamic_cast<const BadInput *>(&error))
+        throw;
+      badFile(shownModel, std::string("could not encode a prompt: ") + error.what());
+    }
   }
 
   std::vector<std::string> pieces;
@@ -150,6 +168,15 @@ private:
   void receive(void *data, size_t size) {
     char *out = static_cast<char *>(data);
     while (size > 0) {
+      // The helper answers in milliseconds; a model that keeps it busy
+      // for a minute is refused rather than waited on.
+      pollfd ready{socket, POLLIN, 0};
+      int polled = ::poll(&ready, 1, kHelperTimeoutMs);
+      if (polled < 0 && errno == EINTR)
+        continue;
+      if (polled == 0)
+        throw std::runtime_error("dit-sentencepiece gave no answer in " +
+                                 std::to_string(kHelperTimeoutMs / 1000) + " s");
       ssize_t n = ::recv(socket, out, size, 0);
       if (n < 0 && errno == EINTR)
         continue;
@@ -175,6 +202,7 @@ private:
     return text;
   }
 
+  std::string shownModel;
   int socket = -1;
   pid_t child = -1;
 };
@@ -215,17 +243,19 @@ SentencePieceTokenizer::SentencePieceTokenizer(const std::string &folder) : dir(
   eos = resolve(special.role("eos"), "eos_token");
   pad = resolve(special.role("pad"), "pad_token");
   resolve(special.role("unk"), "unk_token");
+  std::vector<std::string> specialTexts;
   for (const auto &entry : special.added) {
     specialIds[entry.first] = resolve(entry.first, "the special token");
     specialTexts.push_back(entry.first);
   }
+  splitter = std::make_unique<SpecialTokenSplitter>(specialTexts);
 }
 
 SentencePieceTokenizer::~SentencePieceTokenizer() = default;
 
 std::vector<int64_t> SentencePieceTokenizer::ids(const std::string &prompt) const {
   std::vector<int64_t> out;
-  for (const PromptPiece &piece : splitOnSpecialTokens(prompt, specialTexts)) {
+  for (const PromptPiece &piece : splitter->split(prompt)) {
     if (piece.special) {
       out.push_back(specialIds.at(piece.text));
       continue;

@@ -118,15 +118,41 @@ SpecialTokens readSpecialTokens(const std::string &dir,
   return tokens;
 }
 
-std::vector<PromptPiece> splitOnSpecialTokens(const std::string &prompt,
-                                              const std::vector<std::string> &special) {
+SpecialTokenSplitter::SpecialTokenSplitter(const std::vector<std::string> &special) {
+  nodes.emplace_back();
+  for (const std::string &token : special) {
+    int32_t at = 0;
+    for (unsigned char byte : token) {
+      auto it = nodes[size_t(at)].next.find(byte);
+      if (it == nodes[size_t(at)].next.end()) {
+        nodes.emplace_back();
+        int32_t created = int32_t(nodes.size() - 1);
+        nodes[size_t(at)].next.emplace(byte, created);
+        at = created;
+      } else {
+        at = it->second;
+      }
+    }
+    if (!token.empty())
+      nodes[size_t(at)].end = true;
+  }
+}
+
+std::vector<PromptPiece> SpecialTokenSplitter::split(const std::string &prompt) const {
   std::vector<PromptPiece> pieces;
   size_t start = 0, at = 0;
   while (at < prompt.size()) {
+    // The longest special token starting at `at`.
     size_t longest = 0;
-    for (const std::string &token : special)
-      if (token.size() > longest && prompt.compare(at, token.size(), token) == 0)
-        longest = token.size();
+    int32_t node = 0;
+    for (size_t k = at; k < prompt.size(); ++k) {
+      auto it = nodes[size_t(node)].next.find((unsigned char)prompt[k]);
+      if (it == nodes[size_t(node)].next.end())
+        break;
+      node = it->second;
+      if (nodes[size_t(node)].end)
+        longest = k - at + 1;
+    }
     if (longest == 0) {
       ++at;
       continue;
@@ -140,6 +166,11 @@ std::vector<PromptPiece> splitOnSpecialTokens(const std::string &prompt,
   if (start < prompt.size())
     pieces.push_back({prompt.substr(start), false});
   return pieces;
+}
+
+std::vector<PromptPiece> splitOnSpecialTokens(const std::string &prompt,
+                                              const std::vector<std::string> &special) {
+  return SpecialTokenSplitter(special).split(prompt);
 }
 
 } // namespace ditc::runtime

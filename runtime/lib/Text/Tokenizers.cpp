@@ -12,6 +12,9 @@
 namespace ditc::runtime {
 
 void requireUtf8(const std::string &text, const std::string &what) {
+  if (text.size() > kMaxPromptBytes)
+    throw BadInput(what + " is " + std::to_string(text.size()) + " bytes; a prompt may have at most " +
+                   std::to_string(kMaxPromptBytes) + " (1 MiB)");
   for (size_t i = 0; i < text.size();) {
     size_t length = utf8SequenceLength(text, i);
     if (length == 0)
@@ -44,14 +47,20 @@ TokenizedPrompt frameTokens(const std::vector<int64_t> &body, int64_t bos, int64
 
 std::unique_ptr<Tokenizer> openTokenizer(const std::string &dir,
                                          const std::string &className) {
-  if (className == "CLIPTokenizer" || className == "CLIPTokenizerFast")
+  if (className == "CLIPTokenizer")
     return std::make_unique<ClipTokenizer>(dir);
+  // The fast class normalises differently (no CJK spacing, no control
+  // characters dropped): refused rather than tokenized another way.
+  if (className == "CLIPTokenizerFast")
+    throw BadInput(escapeInvalidUtf8(dir) + ": tokenizer class CLIPTokenizerFast is not "
+                   "supported: ditc reproduces CLIPTokenizer, the class the FLUX and SD3 "
+                   "pipelines name, and the fast class normalises differently");
   if (className == "T5Tokenizer" || className == "T5TokenizerFast")
     return std::make_unique<SentencePieceTokenizer>(dir);
   throw BadInput(escapeInvalidUtf8(dir) + ": tokenizer class '" +
                  escapeInvalidUtf8(className) +
-                 "' is not supported; ditc reads CLIPTokenizer, CLIPTokenizerFast, "
-                 "T5Tokenizer and T5TokenizerFast");
+                 "' is not supported; ditc reads CLIPTokenizer, T5Tokenizer and "
+                 "T5TokenizerFast");
 }
 
 std::unique_ptr<Tokenizer> openTokenizerFolder(const std::string &dir) {

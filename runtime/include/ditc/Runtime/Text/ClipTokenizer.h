@@ -25,6 +25,7 @@
 #include "ditc/Runtime/Text/SpecialTokens.h"
 #include "ditc/Runtime/Text/Tokenizers.h"
 
+#include <memory>
 #include <unordered_map>
 
 namespace ditc::runtime {
@@ -55,7 +56,7 @@ private:
 
   std::string dir;
   SpecialTokens special;
-  std::vector<std::string> specialTexts;
+  std::unique_ptr<SpecialTokenSplitter> splitter;
   std::unordered_map<std::string, int64_t> vocab;
   /// "first second" -> rank (merges.txt's line order).
   std::unordered_map<std::string, int64_t> ranks;

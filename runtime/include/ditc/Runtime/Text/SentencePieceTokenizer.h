@@ -43,7 +43,7 @@ private:
 
   std::string dir;
   SpecialTokens special;
-  std::vector<std::string> specialTexts;
+  std::unique_ptr<SpecialTokenSplitter> splitter;
   std::map<std::string, int64_t> specialIds;
   /// mutable: encoding talks to the helper process.
   std::unique_ptr<SentencePieceProcess> model;

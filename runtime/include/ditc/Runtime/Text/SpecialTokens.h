@@ -47,8 +47,24 @@ struct PromptPiece {
   bool special = false;
 };
 
-/// `prompt` split around every occurrence of `special`'s texts, the longest
-/// match first at the leftmost position; empty plain pieces are dropped.
+/// Splits prompts around every occurrence of special tokens' texts, the
+/// longest match at the leftmost position; empty plain pieces are dropped.
+/// A byte trie: a prompt costs at most its bytes times the longest token's
+/// (256), whatever the number of tokens.
+class SpecialTokenSplitter {
+public:
+  explicit SpecialTokenSplitter(const std::vector<std::string> &special);
+  std::vector<PromptPiece> split(const std::string &prompt) const;
+
+private:
+  struct Node {
+    std::map<unsigned char, int32_t> next;
+    bool end = false;
+  };
+  std::vector<Node> nodes;
+};
+
+/// SpecialTokenSplitter(special).split(prompt).
 std::vector<PromptPiece> splitOnSpecialTokens(const std::string &prompt,
                                               const std::vector<std::string> &special);
 

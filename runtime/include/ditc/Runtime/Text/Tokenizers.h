@@ -77,8 +77,13 @@ std::unique_ptr<Tokenizer> openTokenizer(const std::string &dir,
 /// names (`tokenizer_class`), as `dit-run --tokenize` does.
 std::unique_ptr<Tokenizer> openTokenizerFolder(const std::string &dir);
 
-/// Throws BadInput naming `what` and the first bad byte's offset when
-/// `text` is not well-formed UTF-8.
+/// The longest prompt ditc tokenizes: far beyond any pipeline's context
+/// (T5's 512 tokens), small enough that tokenizing is quick.
+constexpr size_t kMaxPromptBytes = size_t(1) << 20;
+
+/// Throws BadInput naming `what` when `text` is longer than
+/// kMaxPromptBytes, or is not well-formed UTF-8 (naming the first bad
+/// byte's offset).
 void requireUtf8(const std::string &text, const std::string &what);
 
 } // namespace ditc::runtime
