@@ -172,7 +172,20 @@ TEST(TextEncoders, ClipPoolsAtTheEosToken) {
 }
 
 TEST(PipelinePrompts, WanCleansAsThePipeline) {
-  EXPECT_EQ(PipelinePrompts::wanPromptClean("  a &amp;amp; b\t\n c &#39;d&#x27; "),
+  // Expected values from Python: html.unescape twice, strip, regex's \s+
+  // to one space, strip (diffusers' prompt_clean without ftfy).
+  EXPECT_EQ(PipelinePrompts::wanPromptClean("  a &amp;amp; b\011\012 c &#39;d&#x27; "),
             "a & b c 'd'");
-  EXPECT_EQ(PipelinePrompts::wanPromptClean(""), "");
+  EXPECT_EQ(PipelinePrompts::wanPromptClean("caf&eacute; &amp &#150; &#x1; &notit; &#1234567890; &#0; &#x80; &#13;x"),
+            "caf\303\251 & \342\200\223 \302\254it; \357\277\275 \357\277\275 \342\202\254 x");
+  EXPECT_EQ(PipelinePrompts::wanPromptClean("&#x; &#; &; && &amp;amp;lt; &AElig &lt"),
+            "&#x; &#; &; && &lt; \303\206 <");
+  EXPECT_EQ(PipelinePrompts::wanPromptClean("\034 a\034b \343\200\200c\342\201\237d\037"),
+            "a\034b c d");
+  EXPECT_EQ(PipelinePrompts::wanPromptClean("&Aacute;&aacute;&NotNestedGreaterGreater;&supsetneqq;"),
+            "\303\201\303\241\342\252\242\314\270\342\253\214");
+  EXPECT_EQ(PipelinePrompts::wanPromptClean("&thetasym;&thetasymx &emsp13; &zzzz;"),
+            "\317\221&thetasymx &zzzz;");
+  EXPECT_EQ(PipelinePrompts::wanPromptClean(""),
+            "");
 }

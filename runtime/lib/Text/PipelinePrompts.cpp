@@ -3,6 +3,7 @@
 
 #include "ditc/Checkpoint/Snapshot.h"
 #include "ditc/Runtime/Plan/Manifest.h"
+#include "ditc/Runtime/Text/HtmlUnescape.h"
 #include "ditc/Support/BadInput.h"
 #include "ditc/Support/JsonFile.h"
 #include "ditc/Support/Utf8.h"
@@ -11,6 +12,7 @@
 #include <cctype>
 #include <iostream>
 #include <map>
+#include <utility>
 
 namespace ditc::runtime {
 
@@ -45,87 +47,79 @@ std::string componentClass(const JsonObject &index, const std::string &component
   return entry[1].get<std::string>();
 }
 
-std::string htmlUnescape(const std::string &text) {
-  static const std::vector<std::pair<std::string, std::string>> named = {
-      {"amp", "&"}, {"lt", "<"}, {"gt", ">"}, {"quot", "\""}, {"apos", "'"}, {"nbsp", "\xC2\xA0"}};
-  std::string out;
-  for (size_t i = 0; i < text.size();) {
-    if (text[i] != '&') {
-      out += text[i++];
-      continue;
-    }
-    size_t semi = text.find(';', i);
-    if (semi != std::string::npos && semi - i <= 10) {
-      std::string name = text.substr(i + 1, semi - i - 1);
-      if (name.size() > 1 && name[0] == '#') {
-        bool hex = name[1] == 'x' || name[1] == 'X';
-        std::string digits = name.substr(hex ? 2 : 1);
-        bool ok = !digits.empty() && digits.size() <= 7;
-        for (char c : digits)
-          ok = ok && (hex ? std::isxdigit((unsigned char)c) : std::isdigit((unsigned char)c));
-        long cp = ok ? std::stol(digits, nullptr, hex ? 16 : 10) : -1;
-        // Python's html.unescape: invalid code points become U+FFFD.
-        if (ok) {
-          if (cp == 0 || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
-            cp = 0xFFFD;
-          appendUtf8(out, uint32_t(cp));
-          i = semi + 1;
-          continue;
-        }
-      }
-      bool replaced = false;
-      for (const auto &entity : named)
-        if (name == entity.first) {
-          out += entity.second;
-          i = semi + 1;
-          replaced = true;
-          break;
-        }
-      if (replaced)
-        continue;
-    }
-    out += text[i++];
-  }
-  return out;
-}
-
-/// The length of the White_Space character at `text[i]` (the `regex`
-/// module's \s, which diffusers' whitespace_clean uses), or 0.
-size_t spaceLength(const std::string &text, size_t i) {
+/// The code point at `text[i]` and its length in bytes (0 when not UTF-8).
+std::pair<uint32_t, size_t> codePointAt(const std::string &text, size_t i) {
   size_t length = utf8SequenceLength(text, i);
   if (length == 0)
-    return 0;
+    return {0, 0};
   uint32_t cp = (unsigned char)text[i];
   if (length > 1) {
     cp &= 0xFFu >> (length + 1);
     for (size_t k = 1; k < length; ++k)
       cp = (cp << 6) | ((unsigned char)text[i + k] & 0x3F);
   }
-  bool space = (cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0x85 || cp == 0xA0 ||
-               cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 ||
-               cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
-  return space ? length : 0;
+  return {cp, length};
+}
+
+/// Unicode White_Space: the `regex` module's \s, which diffusers'
+/// whitespace_clean collapses.
+bool isWhiteSpace(uint32_t cp) {
+  return (cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0x85 || cp == 0xA0 ||
+         cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 ||
+         cp == 0x202F || cp == 0x205F || cp == 0x3000;
+}
+
+/// Python's str.isspace, which str.strip() trims: White_Space and the
+/// information separators U+001C..U+001F.
+bool isPythonSpace(uint32_t cp) { return isWhiteSpace(cp) || (cp >= 0x1C && cp <= 0x1F); }
+
+/// Python's str.strip().
+std::string pythonStrip(const std::string &text) {
+  size_t begin = 0, end = text.size();
+  while (begin < end) {
+    auto [cp, length] = codePointAt(text, begin);
+    if (!length || !isPythonSpace(cp))
+      break;
+    begin += length;
+  }
+  // Scan forward for the last character that is not a space.
+  size_t last = begin;
+  for (size_t i = begin; i < end;) {
+    auto [cp, length] = codePointAt(text, i);
+    length = length ? length : 1;
+    if (!isPythonSpace(cp) || length == 0)
+      last = i + length;
+    i += length;
+  }
+  return text.substr(begin, last - begin);
 }
 
 } // namespace
 
 std::string PipelinePrompts::wanPromptClean(const std::string &prompt) {
-  std::string text = htmlUnescape(htmlUnescape(prompt));
+  // basic_clean: html.unescape twice, strip; whitespace_clean: \s+ to one
+  // space, strip.
+  std::string text = pythonStrip(htmlUnescape(htmlUnescape(prompt)));
   std::string out;
-  bool pendingSpace = false;
   for (size_t i = 0; i < text.size();) {
-    size_t space = spaceLength(text, i);
-    if (space) {
-      pendingSpace = true;
-      i += space;
+    auto [cp, length] = codePointAt(text, i);
+    length = length ? length : 1;
+    if (isWhiteSpace(cp)) {
+      size_t end = i;
+      while (end < text.size()) {
+        auto [next, nextLength] = codePointAt(text, end);
+        if (!nextLength || !isWhiteSpace(next))
+          break;
+        end += nextLength;
+      }
+      out += ' ';
+      i = end;
       continue;
     }
-    if (pendingSpace && !out.empty())
-      out += ' ';
-    pendingSpace = false;
-    out += text[i++];
+    out.append(text, i, length);
+    i += length;
   }
-  return out;
+  return pythonStrip(out);
 }
 
 std::string promptUnsupportedReason(const Manifest &m) {

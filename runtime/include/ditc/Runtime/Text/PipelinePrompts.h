@@ -11,8 +11,8 @@
 //    concatenated on channels and zero-padded to T5's width, then T5's
 //    tokens after them; the pooled output is both CLIPs' projections
 //    concatenated.
-//  - WanPipeline: the prompt cleaned (HTML entities unescaped, whitespace
-//    collapsed), UMT5 run with its attention mask, the states past the true
+//  - WanPipeline: the prompt cleaned (HTML character references unescaped
+//    twice as Python's html.unescape does, whitespace collapsed), UMT5 run with its attention mask, the states past the true
 //    length zeroed.
 //
 // max_sequence_length is the plan's text tokens (less CLIP's 77 for SD3),
@@ -70,8 +70,8 @@ public:
   /// probabilities; the largest encoder's.
   int64_t encodePeakBytes(int64_t batch) const;
 
-  /// Wan's prompt_clean: HTML entities unescaped twice, whitespace runs
-  /// collapsed to one space, the ends trimmed.
+  /// Wan's prompt_clean without ftfy: Python's html.unescape twice, strip,
+  /// runs of Unicode White_Space to one space, strip.
   static std::string wanPromptClean(const std::string &prompt);
 
   struct Encoder {
