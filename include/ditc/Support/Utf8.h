@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace ditc {
 
@@ -44,6 +45,21 @@ inline size_t utf8SequenceLength(std::string_view text, size_t i) {
                : 0;
   }
   return 0;
+}
+
+/// The code point of the well-formed sequence at `text[i]` and its length
+/// in bytes, or {0, 0} where no well-formed sequence starts.
+inline std::pair<uint32_t, size_t> decodeUtf8At(std::string_view text, size_t i) {
+  size_t length = utf8SequenceLength(text, i);
+  if (length == 0)
+    return {0, 0};
+  uint32_t cp = (unsigned char)text[i];
+  if (length > 1) {
+    cp &= 0xFFu >> (length + 1);
+    for (size_t k = 1; k < length; ++k)
+      cp = (cp << 6) | ((unsigned char)text[i + k] & 0x3F);
+  }
+  return {cp, length};
 }
 
 /// Appends code point `cp` (at most U+10FFFF, no surrogate) as UTF-8.

@@ -77,6 +77,9 @@ struct TextEncoderConfig {
   bool isT5() const { return kind == EncoderClass::T5 || kind == EncoderClass::UMT5; }
   /// Channels of the hidden states the encoder hands the transformer.
   int64_t width() const { return isT5() ? t5.dModel : clip.hidden; }
+  int64_t vocabSize() const { return isT5() ? t5.vocabSize : clip.vocabSize; }
+  /// The config.json it was read from, for messages.
+  const std::string &path() const { return isT5() ? t5.path : clip.path; }
 };
 
 /// Reads and checks the config.json of a text encoder whose class

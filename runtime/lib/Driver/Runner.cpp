@@ -116,6 +116,14 @@ static Schedule planSchedule(const RunOptions &options, const Manifest &m) {
   return buildSchedule(request);
 }
 
+/// How a request's prompt (or negative prompt) was given, for messages: the
+/// flag, or its requests line's key.
+static std::string promptSource(const Request &request, bool negative) {
+  if (request.fromFile())
+    return request.origin + ": " + (negative ? "negative_prompt" : "prompt");
+  return negative ? "--negative-prompt" : "--prompt";
+}
+
 /// The text stage for `requests` that bring prompts: the pipeline's
 /// tokenizers and encoders from --weights, every prompt checked (UTF-8)
 /// before the rendezvous; the encoders' parameters read when `run` (the
@@ -141,12 +149,10 @@ static std::unique_ptr<PipelinePrompts> loadPrompts(const RunOptions &options,
     throw BadInput("--save-text-embeds writes one request's embeddings; this run serves " +
                    std::to_string(requests.size()) + " requests");
   for (const Request &request : requests) {
-    std::string from = request.fromFile() ? request.origin + ": " : "--";
     if (request.prompt)
-      requireUtf8(*request.prompt, from + "prompt");
+      requireUtf8(*request.prompt, promptSource(request, false));
     if (request.negativePrompt)
-      requireUtf8(*request.negativePrompt, from + (request.fromFile() ? "negative_prompt"
-                                                                      : "negative-prompt"));
+      requireUtf8(*request.negativePrompt, promptSource(request, true));
   }
   return std::make_unique<PipelinePrompts>(options.weights, m, run);
 }
@@ -497,18 +503,18 @@ void runRank(const RunOptions &options) {
         given = readTextEmbeds(request, m);
       if (request.prompt) {
         // Branch 0 the prompt, the unconditional branch last: the negative
-        // prompt, "" when none is given (as the pipelines encode it).
-        std::string from = request.fromFile() ? request.origin + ": " : "--";
+        // prompt, "" when none is given (as the pipelines encode it). Each
+        // is encoded once and repeated over the batch, as the pipelines
+        // repeat it for num_images_per_prompt.
         for (int64_t b = 0; b < m.branches; ++b) {
           bool negative = b > 0;
           std::string prompt = negative ? request.negativePrompt.value_or("") : *request.prompt;
-          PromptEmbeddings encoded = loaded.prompts->encode(
-              std::vector<std::string>(size_t(m.batch), prompt),
-              from + (negative ? (request.fromFile() ? "negative_prompt" : "negative-prompt")
-                               : "prompt"));
-          given.push_back(encoded.text);
-          givenPooled.push_back(encoded.pooled.defined() ? encoded.pooled
-                                                          : at::zeros({m.batch, int64_t(0)}));
+          PromptEmbeddings encoded =
+              loaded.prompts->encode({prompt}, promptSource(request, negative));
+          given.push_back(encoded.text.expand({m.batch, -1, -1}).contiguous());
+          givenPooled.push_back(encoded.pooled.defined()
+                                    ? encoded.pooled.expand({m.batch, -1}).contiguous()
+                                    : at::zeros({m.batch, int64_t(0)}));
         }
         if (leader && !options.saveTextEmbeds.empty()) {
           at::Tensor all = at::stack(given).contiguous();

@@ -154,4 +154,24 @@ at::Tensor loadParameter(const TransformerWeights &weights, const ParamSpec &spe
   return out;
 }
 
+void checkStoredShape(const TensorLocation &where, const std::string &name,
+                      const std::vector<int64_t> &shape, const std::string &shapeFrom) {
+  if (where.tensor->shape != shape)
+    badFile(escapeInvalidUtf8(where.file->path()),
+            "tensor '" + name + "' has shape " + formatShape(where.tensor->shape) + " (" +
+                checkpoint::storedTypeName(where.tensor->type) + "); " + shapeFrom +
+                " gives it shape " + formatShape(shape));
+}
+
+at::Tensor readWholeTensor(const TensorLocation &where, const std::string &name,
+                           const std::vector<int64_t> &shape, const std::string &shapeFrom) {
+  checkStoredShape(where, name, shape, shapeFrom);
+  at::Tensor tensor = at::empty(shape, at::kFloat);
+  checkpoint::readSpans(where, {{0, tensor.numel()}}, tensor.data_ptr<float>());
+  if (!at::isfinite(tensor).all().item<bool>())
+    badFile(escapeInvalidUtf8(where.file->path()),
+            "tensor '" + name + "' holds a NaN or infinite value");
+  return tensor;
+}
+
 } // namespace ditc::runtime

@@ -23,16 +23,13 @@ constexpr int64_t kMaxMergesBytes = int64_t(64) << 20;
 /// vocabulary less the 256 byte tokens and the two special ones).
 constexpr size_t kMaxMerges = 49152 - 256 - 2;
 
+/// `text` (valid UTF-8) as code points.
 std::vector<UChar32> codePoints(const std::string &text) {
   std::vector<UChar32> out;
   for (size_t i = 0; i < text.size();) {
-    size_t n = utf8SequenceLength(text, i);
-    unsigned char lead = text[i];
-    UChar32 cp = n == 1 ? lead : n == 2 ? lead & 0x1F : n == 3 ? lead & 0x0F : lead & 0x07;
-    for (size_t k = 1; k < n; ++k)
-      cp = (cp << 6) | (text[i + k] & 0x3F);
-    out.push_back(cp);
-    i += n;
+    auto [cp, length] = decodeUtf8At(text, i);
+    out.push_back(UChar32(cp));
+    i += length ? length : 1;
   }
   return out;
 }
@@ -325,14 +322,9 @@ ClipTokenizer::ClipTokenizer(const std::string &folder) : dir(folder) {
     ranks[parts[0] + " " + parts[1]] = int64_t(line - 1);
   }
 
-  // Added tokens first, then the vocabulary, as transformers looks them up.
   auto resolve = [&](const std::string &text, const std::string &role) {
-    auto added = special.added.find(text);
-    if (added != special.added.end() && added->second)
-      return *added->second;
-    auto inVocab = vocab.find(text);
-    if (inVocab != vocab.end())
-      return inVocab->second;
+    if (std::optional<int64_t> id = lookup(text))
+      return *id;
     badFile(escapeInvalidUtf8(special.configPath),
             "names " + role + " '" + escapeInvalidUtf8(text) + "', which " + shownVocab +
                 " does not hold and added_tokens_decoder gives no id");
@@ -433,15 +425,18 @@ std::vector<std::string> ClipTokenizer::tokens(const std::string &prompt) const 
   return out;
 }
 
-int64_t ClipTokenizer::idOf(const std::string &token) const {
+std::optional<int64_t> ClipTokenizer::lookup(const std::string &token) const {
+  // Added tokens first, then the vocabulary, as transformers looks them up.
   auto added = special.added.find(token);
   if (added != special.added.end() && added->second)
     return *added->second;
   auto it = vocab.find(token);
   if (it != vocab.end())
     return it->second;
-  return unk;
+  return std::nullopt;
 }
+
+int64_t ClipTokenizer::idOf(const std::string &token) const { return lookup(token).value_or(unk); }
 
 std::vector<std::string> ClipTokenizer::pieces(const std::string &prompt) const {
   requireUtf8(prompt, "the prompt");

@@ -47,20 +47,6 @@ std::string componentClass(const JsonObject &index, const std::string &component
   return entry[1].get<std::string>();
 }
 
-/// The code point at `text[i]` and its length in bytes (0 when not UTF-8).
-std::pair<uint32_t, size_t> codePointAt(const std::string &text, size_t i) {
-  size_t length = utf8SequenceLength(text, i);
-  if (length == 0)
-    return {0, 0};
-  uint32_t cp = (unsigned char)text[i];
-  if (length > 1) {
-    cp &= 0xFFu >> (length + 1);
-    for (size_t k = 1; k < length; ++k)
-      cp = (cp << 6) | ((unsigned char)text[i + k] & 0x3F);
-  }
-  return {cp, length};
-}
-
 /// Unicode White_Space: the `regex` module's \s, which diffusers'
 /// whitespace_clean collapses.
 bool isWhiteSpace(uint32_t cp) {
@@ -77,7 +63,7 @@ bool isPythonSpace(uint32_t cp) { return isWhiteSpace(cp) || (cp >= 0x1C && cp <
 std::string pythonStrip(const std::string &text) {
   size_t begin = 0, end = text.size();
   while (begin < end) {
-    auto [cp, length] = codePointAt(text, begin);
+    auto [cp, length] = decodeUtf8At(text, begin);
     if (!length || !isPythonSpace(cp))
       break;
     begin += length;
@@ -85,9 +71,9 @@ std::string pythonStrip(const std::string &text) {
   // Scan forward for the last character that is not a space.
   size_t last = begin;
   for (size_t i = begin; i < end;) {
-    auto [cp, length] = codePointAt(text, i);
+    auto [cp, length] = decodeUtf8At(text, i);
     length = length ? length : 1;
-    if (!isPythonSpace(cp) || length == 0)
+    if (!isPythonSpace(cp))
       last = i + length;
     i += length;
   }
@@ -102,12 +88,12 @@ std::string PipelinePrompts::wanPromptClean(const std::string &prompt) {
   std::string text = pythonStrip(htmlUnescape(htmlUnescape(prompt)));
   std::string out;
   for (size_t i = 0; i < text.size();) {
-    auto [cp, length] = codePointAt(text, i);
+    auto [cp, length] = decodeUtf8At(text, i);
     length = length ? length : 1;
     if (isWhiteSpace(cp)) {
       size_t end = i;
       while (end < text.size()) {
-        auto [next, nextLength] = codePointAt(text, end);
+        auto [next, nextLength] = decodeUtf8At(text, end);
         if (!nextLength || !isWhiteSpace(next))
           break;
         end += nextLength;
@@ -164,8 +150,7 @@ PipelinePrompts::PipelinePrompts(const std::string &snapshot, const Manifest &m,
   // The encoders' outputs against the plan's text inputs.
   auto mismatch = [&](const Encoder &encoder, const std::string &what,
                       const std::string &planField, int64_t planValue) {
-    throw BadInput(escapeInvalidUtf8(encoder.config.isT5() ? encoder.config.t5.path
-                                                           : encoder.config.clip.path) +
+    throw BadInput(escapeInvalidUtf8(encoder.config.path()) +
                    ": " + what + ", but the plan's " + planField + " is " +
                    std::to_string(planValue) +
                    " (the plan was compiled for another text encoder)");
@@ -207,8 +192,7 @@ PipelinePrompts::PipelinePrompts(const std::string &snapshot, const Manifest &m,
   if (t5.config.width() != width)
     mismatch(t5, "d_model is " + std::to_string(t5.config.width()), "text_embed_dim", width);
   for (const Encoder &encoder : encoders) {
-    int64_t vocab = encoder.config.isT5() ? encoder.config.t5.vocabSize
-                                          : encoder.config.clip.vocabSize;
+    int64_t vocab = encoder.config.vocabSize();
     for (int64_t id : {encoder.tokenizer->padId(), encoder.tokenizer->eosId()})
       if (id >= vocab)
         throw BadInput(escapeInvalidUtf8(encoder.tokenizer->folder()) + ": token id " +
@@ -226,12 +210,17 @@ int64_t PipelinePrompts::parameterBytes() const {
   return bytes;
 }
 
+int64_t PipelinePrompts::tokensOf(const Encoder &encoder) const {
+  if (!encoder.config.isT5())
+    return kClipTokens;
+  return family == "sd3" ? textTokens - kClipTokens : textTokens;
+}
+
 int64_t PipelinePrompts::encodePeakBytes(int64_t batch) const {
   int64_t peak = 0;
   for (const Encoder &encoder : encoders) {
     const text::TextEncoderConfig &c = encoder.config;
-    int64_t length = c.isT5() ? (family == "sd3" ? textTokens - kClipTokens : textTokens)
-                              : kClipTokens;
+    int64_t length = tokensOf(encoder);
     int64_t width = c.width(), inner = c.isT5() ? c.t5.innerDim() : c.clip.hidden;
     int64_t ff = c.isT5() ? c.t5.dFf * (c.t5.gated ? 2 : 1) : c.clip.intermediate;
     int64_t heads = c.isT5() ? c.t5.numHeads : c.clip.numHeads;
@@ -246,25 +235,17 @@ int64_t PipelinePrompts::encodePeakBytes(int64_t batch) const {
 }
 
 EncoderOutputs PipelinePrompts::run(const Encoder &encoder,
-                                    const std::vector<std::string> &prompts,
-                                    int64_t maxLength, bool masked, const std::string &what,
-                                    at::Tensor *mask) const {
-  int64_t batch = int64_t(prompts.size());
+                                    const std::vector<std::string> &prompts, bool masked,
+                                    const std::string &what, at::Tensor *mask) const {
+  int64_t batch = int64_t(prompts.size()), maxLength = tokensOf(encoder);
   at::Tensor ids = at::empty({batch, maxLength}, at::kLong);
   at::Tensor attention = at::empty({batch, maxLength}, at::kLong);
   auto idsAt = ids.accessor<int64_t, 2>();
   auto attentionAt = attention.accessor<int64_t, 2>();
-  int64_t vocab = encoder.config.isT5() ? encoder.config.t5.vocabSize
-                                        : encoder.config.clip.vocabSize;
-  // Each distinct prompt is tokenized once (a batch repeats one prompt).
-  std::map<std::string, TokenizedPrompt> tokenized;
+  int64_t vocab = encoder.config.vocabSize();
   for (int64_t b = 0; b < batch; ++b) {
-    const std::string &prompt = prompts[size_t(b)];
-    auto known = tokenized.find(prompt);
-    if (known == tokenized.end())
-      known = tokenized.emplace(prompt, encoder.tokenizer->encode(prompt, maxLength, what)).first;
-    const TokenizedPrompt &tokens = known->second;
-    if (tokens.truncated() && b == 0)
+    TokenizedPrompt tokens = encoder.tokenizer->encode(prompts[size_t(b)], maxLength, what);
+    if (tokens.truncated())
       std::cerr << "dit-run: warning: " << what << " is "
                 << tokens.untruncatedLength << " tokens for "
                 << escapeInvalidUtf8(encoder.tokenizer->folder()) << "; only the first "
@@ -291,14 +272,14 @@ PromptEmbeddings PipelinePrompts::encode(const std::vector<std::string> &prompts
   at::NoGradGuard noGrad;
   PromptEmbeddings out;
   if (family == "flux") {
-    out.pooled = run(encoders[0], prompts, kClipTokens, false, what, nullptr).pooled;
-    out.text = run(encoders[1], prompts, textTokens, false, what, nullptr).last;
+    out.pooled = run(encoders[0], prompts, false, what, nullptr).pooled;
+    out.text = run(encoders[1], prompts, false, what, nullptr).last;
   } else if (family == "sd3") {
-    EncoderOutputs large = run(encoders[0], prompts, kClipTokens, false, what, nullptr);
-    EncoderOutputs big = run(encoders[1], prompts, kClipTokens, false, what, nullptr);
+    EncoderOutputs large = run(encoders[0], prompts, false, what, nullptr);
+    EncoderOutputs big = run(encoders[1], prompts, false, what, nullptr);
     at::Tensor clip = at::cat({large.penultimate, big.penultimate}, -1);
     clip = at::constant_pad_nd(clip, {0, width - clip.size(-1)});
-    at::Tensor t5 = run(encoders[2], prompts, textTokens - kClipTokens, false, what, nullptr).last;
+    at::Tensor t5 = run(encoders[2], prompts, false, what, nullptr).last;
     out.text = at::cat({clip, t5}, -2);
     out.pooled = at::cat({large.pooled, big.pooled}, -1);
   } else {
@@ -308,7 +289,7 @@ PromptEmbeddings PipelinePrompts::encode(const std::vector<std::string> &prompts
       cleaned.push_back(wanPromptClean(prompt));
     }
     at::Tensor mask;
-    at::Tensor states = run(encoders[0], cleaned, textTokens, true, what, &mask).last;
+    at::Tensor states = run(encoders[0], cleaned, true, what, &mask).last;
     // The pipeline keeps each prompt's states up to its length and pads
     // with zeros: the padded rows are zero, not the encoder's output there.
     out.text = states.masked_fill(mask.unsqueeze(-1) == 0, 0.0);

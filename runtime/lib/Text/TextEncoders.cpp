@@ -2,7 +2,7 @@
 #include "ditc/Runtime/Text/TextEncoders.h"
 
 #include "ditc/Checkpoint/Snapshot.h"
-#include "ditc/Runtime/Plan/Manifest.h"
+#include "ditc/Runtime/IO/Weights.h"
 #include "ditc/Support/BadInput.h"
 #include "ditc/Support/Utf8.h"
 
@@ -15,16 +15,6 @@ using text::ClipTextConfig;
 using text::T5Config;
 
 namespace {
-
-at::Tensor readParameter(const checkpoint::TensorLocation &where, const std::string &name,
-                         const std::vector<int64_t> &shape) {
-  at::Tensor tensor = at::empty(shape, at::kFloat);
-  checkpoint::readSpans(where, {{0, tensor.numel()}}, tensor.data_ptr<float>());
-  if (!at::isfinite(tensor).all().item<bool>())
-    badFile(escapeInvalidUtf8(where.file->path()),
-            "tensor '" + name + "' holds a NaN or infinite value");
-  return tensor;
-}
 
 const at::Tensor &param(const EncoderParameters &parameters, const std::string &name) {
   auto it = parameters.find(name);
@@ -158,12 +148,7 @@ static checkpoint::TensorLocation locateParameter(const checkpoint::TransformerW
     where = weights.find("encoder.embed_tokens.weight");
   if (!where.tensor)
     where = weights.locate(wanted.name); // throws, naming the tensor
-  if (where.tensor->shape != wanted.shape)
-    badFile(escapeInvalidUtf8(where.file->path()),
-            "tensor '" + wanted.name + "' has shape " + formatShape(where.tensor->shape) +
-                " (" + checkpoint::storedTypeName(where.tensor->type) + "); " +
-                escapeInvalidUtf8(weights.configPath()) + " gives it shape " +
-                formatShape(wanted.shape));
+  checkStoredShape(where, wanted.name, wanted.shape, escapeInvalidUtf8(weights.configPath()));
   return where;
 }
 
@@ -177,8 +162,8 @@ EncoderParameters loadEncoderParameters(const text::TextEncoderConfig &config,
                                         const checkpoint::TransformerWeights &weights) {
   EncoderParameters out;
   for (const text::EncoderParameter &wanted : text::encoderParameters(config))
-    out.emplace(wanted.name,
-                readParameter(locateParameter(weights, wanted), wanted.name, wanted.shape));
+    out.emplace(wanted.name, readWholeTensor(locateParameter(weights, wanted), wanted.name,
+                                             wanted.shape, escapeInvalidUtf8(weights.configPath())));
   return out;
 }
 
@@ -198,7 +183,7 @@ EncoderOutputs runTextEncoder(const text::TextEncoderConfig &config,
   if (config.isT5())
     return runT5(config.t5, parameters, ids, mask);
   if (ids.size(1) > config.clip.maxPositions)
-    throw BadInput(escapeInvalidUtf8(config.clip.path) + ": " + std::to_string(ids.size(1)) +
+    throw BadInput(escapeInvalidUtf8(config.path()) + ": " + std::to_string(ids.size(1)) +
                    " tokens exceed max_position_embeddings " +
                    std::to_string(config.clip.maxPositions));
   return runClip(config.clip, parameters, ids);

@@ -2,6 +2,7 @@
 #include "ditc/Runtime/Vae/Parameters.h"
 #include "ditc/Checkpoint/Snapshot.h"
 #include "ditc/Runtime/IO/Initializer.h"
+#include "ditc/Runtime/IO/Weights.h"
 #include "ditc/Runtime/Plan/Manifest.h"
 #include "ditc/Support/BadInput.h"
 #include "ditc/Support/Strings.h"
@@ -14,23 +15,10 @@ namespace ditc::runtime {
 VaeParameters loadVaeParameters(const std::vector<VaeParameter> &wanted,
                                 const checkpoint::TransformerWeights &weights) {
   VaeParameters out;
-  for (const VaeParameter &param : wanted) {
-    checkpoint::TensorLocation where = weights.locate(param.name);
-    if (where.tensor->shape != param.shape)
-      badFile(escapeInvalidUtf8(where.file->path()),
-              "tensor '" + param.name + "' has shape " +
-                  formatShape(where.tensor->shape) + " (" +
-                  checkpoint::storedTypeName(where.tensor->type) +
-                  "); the VAE's config.json (" +
-                  escapeInvalidUtf8(weights.configPath()) + ") gives it shape " +
-                  formatShape(param.shape));
-    at::Tensor tensor = at::empty(param.shape, at::kFloat);
-    checkpoint::readSpans(where, {{0, tensor.numel()}}, tensor.data_ptr<float>());
-    if (!at::isfinite(tensor).all().item<bool>())
-      badFile(escapeInvalidUtf8(where.file->path()),
-              "tensor '" + param.name + "' holds a NaN or infinite value");
-    out.emplace(param.name, std::move(tensor));
-  }
+  std::string shapeFrom = "the VAE's config.json (" + escapeInvalidUtf8(weights.configPath()) + ")";
+  for (const VaeParameter &param : wanted)
+    out.emplace(param.name,
+                readWholeTensor(weights.locate(param.name), param.name, param.shape, shapeFrom));
   return out;
 }
 

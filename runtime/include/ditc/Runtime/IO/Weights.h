@@ -48,6 +48,20 @@ at::Tensor loadParameter(const checkpoint::TransformerWeights &weights,
                          const ParamSpec &spec, int64_t tpSize, int64_t tpIndex,
                          std::optional<at::ScalarType> inPlaceType);
 
+/// Refuses a tensor `name`, stored at `where`, whose shape is not `shape`;
+/// `shapeFrom` says, in the message, what gives that shape ("the VAE's
+/// config.json (PATH)"). Throws BadInput naming the file and both shapes.
+void checkStoredShape(const checkpoint::TensorLocation &where, const std::string &name,
+                      const std::vector<int64_t> &shape, const std::string &shapeFrom);
+
+/// The whole tensor `name` at `where` as float32 (F32, F16 or BF16
+/// widened), its shape checked as checkStoredShape does; a NaN or an
+/// infinity is refused, naming the file and the tensor. For the VAE's and
+/// the text encoders' parameters, which every decoding or encoding rank
+/// reads whole.
+at::Tensor readWholeTensor(const checkpoint::TensorLocation &where, const std::string &name,
+                           const std::vector<int64_t> &shape, const std::string &shapeFrom);
+
 } // namespace ditc::runtime
 
 #endif // DITC_RUNTIME_WEIGHTS_H

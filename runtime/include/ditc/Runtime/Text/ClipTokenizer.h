@@ -26,6 +26,7 @@
 #include "ditc/Runtime/Text/Tokenizers.h"
 
 #include <memory>
+#include <optional>
 #include <unordered_map>
 
 namespace ditc::runtime {
@@ -52,6 +53,10 @@ private:
   std::vector<std::string> bpe(const std::string &word) const;
   /// Every token of `prompt`, special ones included, in order.
   std::vector<std::string> tokens(const std::string &prompt) const;
+  /// A token's id: an added token's, else the vocabulary's; none when
+  /// neither holds it.
+  std::optional<int64_t> lookup(const std::string &token) const;
+  /// lookup, or unk.
   int64_t idOf(const std::string &token) const;
 
   std::string dir;

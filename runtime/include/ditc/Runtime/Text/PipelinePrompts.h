@@ -82,10 +82,12 @@ public:
   };
 
 private:
-  /// Tokenizes `prompts` for `encoder` at `maxLength` and runs it.
+  /// The tokens `encoder` reads: CLIP's 77; T5's the plan's text tokens,
+  /// less CLIP's 77 for SD3.
+  int64_t tokensOf(const Encoder &encoder) const;
+  /// Tokenizes `prompts` for `encoder` at tokensOf(encoder) and runs it.
   EncoderOutputs run(const Encoder &encoder, const std::vector<std::string> &prompts,
-                     int64_t maxLength, bool masked, const std::string &what,
-                     at::Tensor *mask) const;
+                     bool masked, const std::string &what, at::Tensor *mask) const;
 
   std::string family; // "flux", "sd3", "wan"
   std::vector<Encoder> encoders;
