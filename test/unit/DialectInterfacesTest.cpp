@@ -43,7 +43,10 @@ const std::set<std::string> kVaeDecoder = {
     "dit.conv",        "dit.group_norm",        "dit.channel_rms_norm",
     "dit.upsample",    "dit.temporal_upsample", "dit.dup_up",
     "dit.image_attention", "dit.add",           "dit.denormalize_latents",
-    "dit.pixel_unpatchify", "dit.clamp"};
+    "dit.pixel_unpatchify", "dit.clamp",
+    // The text encoders' own ops: split by dit-partition-text-encoder.
+    "dit.token_embedding", "dit.relative_position_bias", "dit.mul",
+    "dit.eos_pool", "dit.mask_rows"};
 
 struct Fixture : ::testing::Test {
   DialectRegistry registry;

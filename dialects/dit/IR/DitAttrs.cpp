@@ -244,9 +244,12 @@ LogicalResult PlacementAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, StringRef component,
     MeshAttr mesh, StringAttr backend, KVCacheAttr kvCache,
     DenseI64ArrayAttr ppPartition, ArrayAttr instances,
-    IntegerAttr vaeParallelSize, DenseI64ArrayAttr rowSplit) {
+    IntegerAttr vaeParallelSize, DenseI64ArrayAttr rowSplit, BoolAttr offload) {
   if (component.empty())
     return emitError() << "placement needs a component name";
+  if (offload && component != "text_encoder")
+    return emitError() << "offload frees the text encoders' weights; '" << component
+                       << "' has none to free";
   if ((vaeParallelSize || rowSplit) && component != "vae")
     return emitError() << "vae_parallel_size and row_split place the vae; '"
                        << component << "' is split by its mesh";

@@ -159,6 +159,11 @@ def Dit_PlacementAttr : Dit_Attr<"Placement", "placement"> {
     states the latent rows of each band when they are not equal, and each
     entry of `instances` (when given) lists one replica's decoding ranks.
 
+    The `text_encoder` component splits over `tp` only: each entry of
+    `instances` (when given) lists the ranks that encode one replica's
+    prompts, by default its first `tp` ranks; `offload = true` frees the
+    encoders' weights once the prompts are encoded.
+
     ```mlir
     #dit.placement<component = "transformer",
                    mesh = #dit.mesh<cfg = 2, dp = 2>, backend = "fa",
@@ -173,7 +178,8 @@ def Dit_PlacementAttr : Dit_Attr<"Placement", "placement"> {
     OptionalParameter<"::mlir::DenseI64ArrayAttr">:$pp_partition,
     OptionalParameter<"::mlir::ArrayAttr">:$instances,
     OptionalParameter<"::mlir::IntegerAttr">:$vae_parallel_size,
-    OptionalParameter<"::mlir::DenseI64ArrayAttr">:$row_split
+    OptionalParameter<"::mlir::DenseI64ArrayAttr">:$row_split,
+    OptionalParameter<"::mlir::BoolAttr">:$offload
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

@@ -212,7 +212,9 @@ def Dit_ActivationKind : I32EnumAttr<"ActivationKind", "MLP activation", [
     I32EnumAttrCase<"GeluTanh", 1, "gelu_tanh">,
     I32EnumAttrCase<"Silu", 2, "silu">,
     I32EnumAttrCase<"SwiGLU", 3, "swiglu">,
-    I32EnumAttrCase<"GeGLU", 4, "geglu">]> {
+    I32EnumAttrCase<"GeGLU", 4, "geglu">,
+    I32EnumAttrCase<"Relu", 5, "relu">,
+    I32EnumAttrCase<"QuickGelu", 6, "quick_gelu">]> {
   let cppNamespace = "::mlir::dit";
   let genSpecializedAttr = 0;
 }

@@ -170,3 +170,19 @@ DIT_ELEMENTWISE_FLOPS(ClampOp)
 int64_t UpsampleOp::getFlops() { return 0; }
 int64_t DupUpOp::getFlops() { return 0; }
 int64_t PixelUnpatchifyOp::getFlops() { return 0; }
+
+//===----------------------------------------------------------------------===//
+// Text encoders
+//===----------------------------------------------------------------------===//
+
+/// A gather of rows; CLIP adds its position row to each.
+int64_t TokenEmbeddingOp::getFlops() {
+  return getPositions() ? numElements(getResult().getType()) : 0;
+}
+/// One table lookup and, with a mask, one add per entry.
+int64_t RelativePositionBiasOp::getFlops() {
+  return getMask() ? numElements(getResult().getType()) : 0;
+}
+int64_t MulOp::getFlops() { return numElements(getResult().getType()); }
+int64_t MaskRowsOp::getFlops() { return numElements(getResult().getType()); }
+int64_t EosPoolOp::getFlops() { return 0; }

@@ -437,14 +437,37 @@ LogicalResult AttentionOp::verify() {
   int64_t width = heads * headDim;
   bool stacked = getQkvLayout() == QKVLayout::Stacked;
   size_t expected = stacked ? 1 : 3;
-  if (getInputs().size() != expected)
+  // A separate q, k, v may carry a fourth input: a text encoder's bias.
+  bool hasBias = !stacked && getInputs().size() == 4;
+  if (getInputs().size() != expected && !hasBias)
     return emitOpError() << "with qkv_layout "
                          << stringifyQKVLayout(getQkvLayout()) << " expects "
-                         << expected << " operands, got "
-                         << getInputs().size();
-  for (Value input : getInputs())
+                         << expected << (stacked ? "" : " or 4 (with a position bias)")
+                         << " operands, got " << getInputs().size();
+  for (Value input : getInputs().take_front(expected))
     if (failed(verifyTokens(*this, input, "q, k and v")))
       return failure();
+  if (auto scale = getScale();
+      scale && failed(verifyFinitePositive(*this, "scale", scale->convertToDouble())))
+    return failure();
+  if (getCausal() && getKind() != AttentionKind::Self)
+    return emitOpError() << "only self attention can be causal, got "
+                         << stringifyAttentionKind(getKind());
+  if (hasBias) {
+    auto bias = tensorOf(getInputs()[3]);
+    auto q = tensorOf(getInputs()[0]), k = tensorOf(getInputs()[1]);
+    if (getKind() != AttentionKind::Self)
+      return emitOpError() << "a position bias needs self attention, got "
+                           << stringifyAttentionKind(getKind());
+    if (bias.getRank() != 4 ||
+        (bias.getDimSize(0) != 1 && bias.getDimSize(0) != q.getDimSize(0)) ||
+        bias.getDimSize(1) != heads || bias.getDimSize(2) != q.getDimSize(1) ||
+        bias.getDimSize(3) != k.getDimSize(1))
+      return emitOpError() << "position bias " << shapeString(bias.getShape())
+                           << " is not [1 or " << q.getDimSize(0) << ", " << heads
+                           << " heads, " << q.getDimSize(1) << " queries, "
+                           << k.getDimSize(1) << " keys]";
+  }
   auto q = tensorOf(getInputs()[0]);
   int64_t batch = q.getDimSize(0), queries = q.getDimSize(1);
   if (stacked) {
@@ -965,6 +988,104 @@ LogicalResult ClampOp::verify() {
 //===----------------------------------------------------------------------===//
 // Pipeline components
 //===----------------------------------------------------------------------===//
+
+//===----------------------------------------------------------------------===//
+// Text encoders
+//===----------------------------------------------------------------------===//
+
+/// Checks that `value` is [batch, tokens] of integers (ids or a mask).
+static LogicalResult verifyTokenIds(Operation *op, Value value, StringRef what) {
+  auto type = tensorOf(value);
+  if (type.getRank() != 2 || !type.getElementType().isInteger())
+    return op->emitOpError() << "expects " << what
+                             << " to be [batch, tokens] integers, got "
+                             << shapeString(type.getShape()) << " of "
+                             << type.getElementType();
+  return success();
+}
+
+LogicalResult TokenEmbeddingOp::verify() {
+  if (failed(verifyTokenIds(*this, getIds(), "the ids")))
+    return failure();
+  auto ids = tensorOf(getIds()), out = tensorOf(getResult());
+  if (out.getRank() != 3 || out.getShape().take_front(2) != ids.getShape())
+    return emitOpError() << "result " << shapeString(out.getShape())
+                         << " is not [" << shapeString(ids.getShape())
+                         << " x width]";
+  if (getWeight().empty())
+    return emitOpError() << "needs a parameter name in 'weight'";
+  if (bool(getPositions()) != bool(getMaxPositions()))
+    return emitOpError() << "positions and max_positions come together";
+  if (auto max = getMaxPositions(); max && *max < ids.getDimSize(1))
+    return emitOpError() << ids.getDimSize(1) << " tokens exceed the "
+                         << *max << " learned positions";
+  return success();
+}
+
+LogicalResult RelativePositionBiasOp::verify() {
+  auto out = tensorOf(getResult());
+  if (out.getRank() != 4 || out.getDimSize(2) != out.getDimSize(3))
+    return emitOpError() << "result " << shapeString(out.getShape())
+                         << " is not [batch or 1, heads, tokens, tokens]";
+  if (getWeight().empty())
+    return emitOpError() << "needs a parameter name in 'weight'";
+  if (getNumBuckets() < 2 || getNumBuckets() % 2 != 0 || getNumBuckets() > 4096)
+    return emitOpError() << "num_buckets must be even, 2 to 4096, got "
+                         << getNumBuckets();
+  if (Value mask = getMask()) {
+    if (failed(verifyTokenIds(*this, mask, "the mask")))
+      return failure();
+    auto m = tensorOf(mask);
+    if (m.getDimSize(0) != out.getDimSize(0) || m.getDimSize(1) != out.getDimSize(2))
+      return emitOpError() << "mask " << shapeString(m.getShape())
+                           << " does not match the bias " << shapeString(out.getShape());
+  } else if (out.getDimSize(0) != 1) {
+    return emitOpError() << "without a mask the bias is one row, got batch "
+                         << out.getDimSize(0);
+  }
+  return success();
+}
+
+LogicalResult EosPoolOp::verify() {
+  if (failed(verifyTokens(*this, getInput(), "the states")) ||
+      failed(verifyTokenIds(*this, getIds(), "the ids")))
+    return failure();
+  auto in = tensorOf(getInput()), ids = tensorOf(getIds()), out = tensorOf(getResult());
+  if (in.getShape().take_front(2) != ids.getShape())
+    return emitOpError() << "ids " << shapeString(ids.getShape())
+                         << " do not match the states " << shapeString(in.getShape());
+  if (out.getRank() != 2 || out.getDimSize(0) != in.getDimSize(0) ||
+      out.getDimSize(1) != in.getDimSize(2))
+    return emitOpError() << "result " << shapeString(out.getShape())
+                         << " is not [batch, width] of " << shapeString(in.getShape());
+  if (getEosTokenId() < 0)
+    return emitOpError() << "eos_token_id must be a token id, got " << getEosTokenId();
+  return success();
+}
+
+LogicalResult MaskRowsOp::verify() {
+  if (failed(verifyTokens(*this, getInput(), "the states")) ||
+      failed(verifyTokenIds(*this, getMask(), "the mask")))
+    return failure();
+  if (tensorOf(getInput()).getShape().take_front(2) != tensorOf(getMask()).getShape())
+    return emitOpError() << "mask " << shapeString(tensorOf(getMask()).getShape())
+                         << " does not match the states "
+                         << shapeString(tensorOf(getInput()).getShape());
+  return success();
+}
+
+StringRef mlir::dit::textEncoderTPRole(LinearOp linear) {
+  auto splitsWidth = [](Operation *op) {
+    return op && isa<AttentionOp, ActivationOp, MulOp>(op);
+  };
+  for (OpOperand &use : linear.getResult().getUses())
+    if (splitsWidth(use.getOwner()) &&
+        !(isa<AttentionOp>(use.getOwner()) && use.getOperandNumber() > 2))
+      return "column";
+  if (splitsWidth(linear.getInput().getDefiningOp()))
+    return "row";
+  return "";
+}
 
 LogicalResult ComponentOp::verify() {
   if (getClassName().empty())

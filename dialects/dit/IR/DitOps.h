@@ -29,6 +29,16 @@ namespace mlir::dit {
 /// band of latent rows holds there, per latent row. 0 when `type` is not an
 /// image or video tensor or its rows are not a multiple of `latentRows`.
 int64_t rowsPerLatentRow(Type type, int64_t latentRows);
+
+/// The tensor-parallel role of a linear in a text encoder's graph, read
+/// from the graph (Megatron's split, as for the transformer's blocks):
+/// "column" for one whose result feeds an attention or the feed-forward's
+/// activation or gate product (q, k, v; wi, wi_0, wi_1, fc1), which each
+/// rank computes for its heads or its slice of the inner width; "row" for
+/// one that reads an attention's or the feed-forward's result (o, wo,
+/// out_proj, fc2), whose partial sums the ranks all-reduce; "" for the rest
+/// (CLIP's pooled projection), which stay whole.
+llvm::StringRef textEncoderTPRole(LinearOp linear);
 } // namespace mlir::dit
 
 #endif // DIT_IR_DITOPS_H

@@ -440,6 +440,11 @@ def Dit_AttentionOp : Dit_Op<"attention", [Pure, Dit_BatchParallel, SameOperands
       the text at `text_position`. Sequence parallelism shards only the
       image part; the text part is replicated.
 
+    A text encoder's self attention may add a `position_bias` as a fourth
+    input, `[1 or B, heads, Sq, Skv]` (T5's relative position bias with its
+    padding mask), may be `causal` (CLIP), and may set its `scale` (T5
+    scales by 1; absent: `1 / sqrt(head_dim)`).
+
     `varlen` marks several packed segments per row (HunyuanVideo's text
     packing), `kv_cache` a paged KV cache, `backend` the attention kernel
     (for example `"fa"`, `"sage_attn"`, `"sdpa"`), and `shard_over_sp`
@@ -466,7 +471,9 @@ def Dit_AttentionOp : Dit_Op<"attention", [Pure, Dit_BatchParallel, SameOperands
     DefaultValuedAttr<Dit_KVCacheAttr, "::mlir::dit::KVCache::None">:$kv_cache,
     OptionalAttr<StrAttr>:$backend,
     DefaultValuedAttr<BoolAttr, "true">:$shard_over_sp,
-    UnitAttr:$gathered_kv);
+    UnitAttr:$gathered_kv,
+    OptionalAttr<F64Attr>:$scale,
+    UnitAttr:$causal);
   let results = (outs Dit_Tensor:$result);
   let assemblyFormat = [{
     `` $kind $inputs attr-dict `:` type($inputs) `->` type($result)
@@ -483,7 +490,8 @@ def Dit_ActivationOp : Dit_Op<"activation", [Pure, Dit_BatchParallel,
     Dit_Shardable, Dit_Cost, Dit_AffineSharding]> {
   let summary = "MLP activation; gated kinds halve the last dimension";
   let description = [{
-    `gelu`, `gelu_tanh` and `silu` keep the shape. `swiglu` and `geglu`
+    `gelu`, `gelu_tanh`, `silu`, `relu` and `quick_gelu` (`x * sigmoid(1.702 x)`,
+    CLIP's) keep the shape. `swiglu` and `geglu`
     split the last dimension into halves `h` and `g` and return
     `h * act(g)`, as diffusers' `SwiGLU` and `GEGLU` do.
 
@@ -960,6 +968,110 @@ def Dit_ClampOp : Dit_VaeOp<"clamp", [AllTypesMatch<["input", "result"]>]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Text encoders
+//===----------------------------------------------------------------------===//
+
+// The ops a text encoder's graph adds to the linears, norms, attention and
+// activations it shares with the transformer (T5, UMT5 and CLIP, as
+// transformers builds them). Not batch-parallel: a bias without a padding
+// mask has one row for every prompt.
+class Dit_TextOp<string mnemonic, list<Trait> traits = []>
+    : Dit_Op<mnemonic, !listconcat([Pure, Dit_Cost], traits)>;
+
+def Dit_TokenEmbeddingOp : Dit_TextOp<"token_embedding", [Dit_Parameters]> {
+  let summary = "Token ids to embeddings, plus learned positions (CLIP)";
+  let description = [{
+    `[B, L]` integer ids to `[B, L, D]` rows of `<weight>.weight`
+    `[vocab_size, D]`; with `positions`, row `i` of `<positions>.weight`
+    `[max_positions, D]` is added to token `i` (CLIP's position embedding).
+    Tensor parallelism leaves it whole: every rank embeds every token.
+
+    ```mlir
+    %e = dit.token_embedding %ids {weight = "shared", vocab_size = 32128 : i64}
+        : tensor<1x512xi64> -> tensor<1x512x4096xf32>
+    ```
+  }];
+  let arguments = (ins Dit_Tensor:$ids, StrAttr:$weight, Dit_PositiveI64Attr:$vocab_size,
+                   OptionalAttr<StrAttr>:$positions,
+                   OptionalAttr<Dit_PositiveI64Attr>:$max_positions);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = "$ids attr-dict `:` type($ids) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Dit_RelativePositionBiasOp : Dit_TextOp<"relative_position_bias", [Dit_Parameters]> {
+  let summary = "T5's relative position bias, with the padding mask added";
+  let description = [{
+    `[1 or B, heads, L, L]`: for query `i` and key `j`, row
+    `bucket(j - i)` of `<weight>.weight` `[num_buckets, heads]`, with the
+    bidirectional buckets of T5's encoder (half the buckets for keys after
+    the query, the first half of each half exact, the rest logarithmic up to
+    `max_distance`). A `mask` `[B, L]` (1 for tokens, 0 for padding) adds
+    the float type's lowest value at padded keys and gives one bias per
+    prompt. T5 computes it in its first layer and every layer reuses it;
+    UMT5 has one per layer. Tensor parallelism splits the heads: each rank
+    reads its `heads` columns of the table.
+
+    ```mlir
+    %b = dit.relative_position_bias {weight = "encoder.block.0.layer.0.SelfAttention.relative_attention_bias",
+        num_buckets = 32 : i64, max_distance = 128 : i64} : tensor<1x64x512x512xf32>
+    ```
+  }];
+  let arguments = (ins Optional<Dit_Tensor>:$mask, StrAttr:$weight,
+                   Dit_PositiveI64Attr:$num_buckets, Dit_PositiveI64Attr:$max_distance);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = "($mask^ `:` type($mask))? attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Dit_MulOp : Dit_TextOp<"mul", [SameOperandsAndResultType]> {
+  let summary = "Elementwise product (T5's gated feed-forward)";
+  let description = [{
+    ```mlir
+    %g = dit.mul %a, %h : tensor<1x512x10240xf32>
+    ```
+  }];
+  let arguments = (ins Dit_Tensor:$lhs, Dit_Tensor:$rhs);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+def Dit_EosPoolOp : Dit_TextOp<"eos_pool"> {
+  let summary = "CLIP's pooled output: each prompt's state at its end token";
+  let description = [{
+    `[B, L, D]` states and `[B, L]` ids to `[B, D]`: the state at the first
+    `eos_token_id`, or, for the legacy `eos_token_id` 2, at the largest id
+    (CLIP's end token is the last of its vocabulary), as transformers pools.
+
+    ```mlir
+    %p = dit.eos_pool %h, %ids {eos_token_id = 49407 : i64}
+        : tensor<1x77x768xf32>, tensor<1x77xi64> -> tensor<1x768xf32>
+    ```
+  }];
+  let arguments = (ins Dit_Tensor:$input, Dit_Tensor:$ids, I64Attr:$eos_token_id);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = "$input `,` $ids attr-dict `:` type($input) `,` type($ids) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Dit_MaskRowsOp : Dit_TextOp<"mask_rows", [AllTypesMatch<["input", "result"]>]> {
+  let summary = "Zeroes the states of padded tokens (Wan's prompt embeddings)";
+  let description = [{
+    `[B, L, D]` states and a `[B, L]` mask: rows whose mask is 0 become 0,
+    as WanPipeline cuts each prompt's states at its length and pads with
+    zeros.
+
+    ```mlir
+    %z = dit.mask_rows %h, %mask : tensor<1x512x4096xf32>, tensor<1x512xi64>
+    ```
+  }];
+  let arguments = (ins Dit_Tensor:$input, Dit_Tensor:$mask);
+  let results = (outs Dit_Tensor:$result);
+  let assemblyFormat = "$input `,` $mask attr-dict `:` type($input) `,` type($mask)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Pipeline components
 //===----------------------------------------------------------------------===//
 
@@ -971,7 +1083,9 @@ def Dit_ComponentOp : Dit_Op<"component", [IsolatedFromAbove]> {
     place it and to size the signals it sends. Where ditc models the class,
     the body holds the network's graph: one block whose arguments are the
     inputs, ended by `dit.yield` of the outputs (the VAE decoders of
-    AutoencoderKL, AutoencoderKLWan and AutoencoderKLQwenImage).
+    AutoencoderKL, AutoencoderKLWan and AutoencoderKLQwenImage; the text
+    encoders T5EncoderModel, UMT5EncoderModel, CLIPTextModel and
+    CLIPTextModelWithProjection, from token ids).
 
     ```mlir
     %text = dit.component text_encoder "UMT5EncoderModel" : () -> tensor<1x512x4096xbf16>

@@ -213,3 +213,25 @@ void ImageAttentionOp::getParameters(int64_t,
     add(parameters, name + projection + ".bias", {c});
   }
 }
+
+//===----------------------------------------------------------------------===//
+// Text encoders
+//===----------------------------------------------------------------------===//
+
+/// The embedding stays whole under tensor parallelism.
+void TokenEmbeddingOp::getParameters(int64_t,
+                                     SmallVectorImpl<ParameterSpec> &parameters) {
+  int64_t width = lastDim(getResult());
+  add(parameters, getWeight().str() + ".weight", {int64_t(getVocabSize()), width});
+  if (auto positions = getPositions())
+    add(parameters, positions->str() + ".weight", {int64_t(*getMaxPositions()), width});
+}
+
+/// [num_buckets, heads]: under tensor parallelism the result holds the
+/// rank's heads, and the rank reads their columns.
+void RelativePositionBiasOp::getParameters(int64_t tp,
+                                           SmallVectorImpl<ParameterSpec> &parameters) {
+  int64_t heads = cast<RankedTensorType>(getType()).getDimSize(1);
+  add(parameters, getWeight().str() + ".weight", {int64_t(getNumBuckets()), heads * tp},
+      tp > 1 ? 1 : -1);
+}
