@@ -219,7 +219,7 @@ Value GraphBuilder::attention(AttentionKind kind, Value q, Value k, Value v,
       b.getI64IntegerAttr(textTokens),
       TextPositionAttr::get(b.getContext(), position), b.getBoolAttr(varlen),
       KVCacheAttr::get(b.getContext(), KVCache::None), StringAttr(),
-      b.getBoolAttr(true), UnitAttr());
+      b.getBoolAttr(true), UnitAttr(), /*scale=*/FloatAttr(), /*causal=*/UnitAttr());
 }
 
 Value GraphBuilder::activation(ActivationKind kind, Value x) {

@@ -8,11 +8,13 @@
 #include "ditc/Importer/Importer.h"
 #include "Family.h"
 #include "GraphBuilder.h"
+#include "TextGraph.h"
 #include "VaeGraph.h"
 #include "ditc/Support/BadInput.h"
 
 #include "dit/IR/DitOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
@@ -83,7 +85,8 @@ void nameStepInputs(func::FuncOp fn, ArrayRef<StringRef> names,
 OwningOpRef<ModuleOp> importModel(MLIRContext &context, const ModelSpec &spec,
                                   const Workload &w,
                                   const ImportOptions &options) {
-  context.loadDialect<DitDialect, func::FuncDialect, tensor::TensorDialect>();
+  context.loadDialect<DitDialect, func::FuncDialect, tensor::TensorDialect,
+                      arith::ArithDialect>();
   // loadModel only makes specs of registered families; a spec built by hand
   // may name any class.
   if (!findFamily(spec.className))
@@ -138,11 +141,20 @@ OwningOpRef<ModuleOp> importModel(MLIRContext &context, const ModelSpec &spec,
   auto sigmaType = RankedTensorType::get({}, b.getF32Type());
 
   // @text_encoder: the long text sequence, and the pooled CLIP vector for
-  // families that take one.
+  // families that take one. Where ditc knows the pipeline's encode_prompt
+  // and the snapshot holds its encoders' configs, it takes the token ids
+  // and holds the encoders' graphs (lib/Importer/TextGraph.cpp); otherwise
+  // opaque components stand for them.
   SmallVector<Type> textOutputs{textType};
   if (spec.pooledDim)
     textOutputs.push_back(pooledType);
-  {
+  if (hasTextEncoderGraphs(spec)) {
+    func::FuncOp fn = addFunction(b, *module, "text_encoder",
+                                  textEncoderInputs(b, spec, w), textOutputs,
+                                  PipelineComponent::TextEncoder);
+    b.setInsertionPointToStart(fn.addEntryBlock());
+    buildTextEncoderGraphs(b, fn, spec, w, elt);
+  } else {
     func::FuncOp fn = addFunction(b, *module, "text_encoder", {}, textOutputs,
                                   PipelineComponent::TextEncoder);
     b.setInsertionPointToStart(fn.addEntryBlock());

@@ -11,6 +11,7 @@
 #include "ditc/Support/BadInput.h"
 #include "ditc/Support/JsonFile.h"
 #include "ditc/Support/Spelling.h"
+#include "ditc/Text/EncoderConfig.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -198,6 +199,17 @@ ModelSpec readSnapshot(const std::string &dir) {
     spec.textEncoderClass = *encoder;
   if (exists(dir + "/vae/config.json"))
     readVaeConfig(dir + "/vae/config.json", spec);
+  // The text encoders ditc models, where the snapshot holds their config:
+  // the importer validates each (a bad one exits 2 naming its file).
+  for (const char *component : {"text_encoder", "text_encoder_2", "text_encoder_3"}) {
+    std::optional<std::string> cls = componentClass(index, component);
+    std::string path = dir + "/" + component + "/config.json";
+    if (!cls || !text::isModeledTextEncoderClass(*cls) || !exists(path))
+      continue;
+    json root = JsonObject::parseFile(path);
+    spec.textEncoders.push_back(
+        {component, *cls, withoutDiffusersMetadata(root, false).dump(), path});
+  }
   return spec;
 }
 

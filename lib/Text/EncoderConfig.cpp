@@ -5,7 +5,9 @@
 #include "ditc/Support/JsonFile.h"
 #include "ditc/Support/Utf8.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <cstdlib>
 
 namespace ditc::text {
@@ -123,6 +125,14 @@ const char *encoderClassName(EncoderClass kind) {
   return "?";
 }
 
+bool isModeledTextEncoderClass(const std::string &className) {
+  for (EncoderClass kind : {EncoderClass::T5, EncoderClass::UMT5, EncoderClass::Clip,
+                            EncoderClass::ClipWithProjection})
+    if (className == encoderClassName(kind))
+      return true;
+  return false;
+}
+
 TextEncoderConfig parseTextEncoderConfig(const nlohmann::json &json,
                                          const std::string &className,
                                          const std::string &path) {
@@ -204,13 +214,35 @@ std::vector<EncoderParameter> encoderParameters(const TextEncoderConfig &config)
   return list;
 }
 
-int64_t encoderParameterBytes(const TextEncoderConfig &config) {
+static bool endsWith(const std::string &name, const char *suffix) {
+  size_t n = std::strlen(suffix);
+  return name.size() >= n && name.compare(name.size() - n, n, suffix) == 0;
+}
+
+int encoderShardDim(const std::string &name) {
+  for (const char *column :
+       {"SelfAttention.q.weight", "SelfAttention.k.weight", "SelfAttention.v.weight",
+        "DenseReluDense.wi.weight", "DenseReluDense.wi_0.weight", "DenseReluDense.wi_1.weight",
+        "self_attn.q_proj.weight", "self_attn.q_proj.bias", "self_attn.k_proj.weight",
+        "self_attn.k_proj.bias", "self_attn.v_proj.weight", "self_attn.v_proj.bias",
+        "mlp.fc1.weight", "mlp.fc1.bias"})
+    if (endsWith(name, column))
+      return 0;
+  for (const char *row : {"SelfAttention.o.weight", "DenseReluDense.wo.weight",
+                          "self_attn.out_proj.weight", "mlp.fc2.weight",
+                          "relative_attention_bias.weight"})
+    if (endsWith(name, row))
+      return 1;
+  return -1;
+}
+
+int64_t encoderParameterBytes(const TextEncoderConfig &config, int64_t tpSize) {
   int64_t bytes = 0;
   for (const EncoderParameter &p : encoderParameters(config)) {
     int64_t count = 1;
     for (int64_t d : p.shape)
       count *= d;
-    bytes += count * 4;
+    bytes += (encoderShardDim(p.name) < 0 ? count : count / std::max<int64_t>(tpSize, 1)) * 4;
   }
   return bytes;
 }

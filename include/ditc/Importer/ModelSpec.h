@@ -134,6 +134,17 @@ struct ModelSpec {
   std::string vaeConfig;
   // The file vaeConfig came from, for messages; empty with vaeConfig.
   std::string vaeConfigPath;
+  // The snapshot's text encoders of the classes ditc models (T5, UMT5,
+  // CLIP, CLIP with projection), in model_index.json's component order:
+  // the folder ("text_encoder_2"), the class, and its config.json without
+  // the "_" keys, as compact JSON. Empty for a bare transformer config.
+  // The importer builds their graphs (lib/Importer/TextGraph.cpp), the
+  // manifest records them as model.text_encoders, and the cost model
+  // prices them.
+  struct TextEncoderSpec {
+    std::string component, className, config, configPath;
+  };
+  std::vector<TextEncoderSpec> textEncoders;
 
   int64_t numBlocks() const { return doubleBlocks + singleBlocks; }
   const FamilyInfo &info() const { return family; }

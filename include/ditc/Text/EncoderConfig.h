@@ -68,6 +68,9 @@ struct ClipTextConfig {
   int64_t headDim() const { return hidden / numHeads; }
 };
 
+/// Whether `className` is one of the four classes above.
+bool isModeledTextEncoderClass(const std::string &className);
+
 /// A text encoder folder's config, of whichever class.
 struct TextEncoderConfig {
   EncoderClass kind = EncoderClass::T5;
@@ -96,8 +99,17 @@ TextEncoderConfig parseTextEncoderConfig(const nlohmann::json &config,
 /// `encoder.embed_tokens.weight`, which a checkpoint may hold instead).
 std::vector<EncoderParameter> encoderParameters(const TextEncoderConfig &config);
 
-/// Float32 bytes of every parameter.
-int64_t encoderParameterBytes(const TextEncoderConfig &config);
+/// The dimension tensor parallelism splits parameter `name` along, as
+/// ditc's dit-partition-text-encoder pass splits the graph: 0 for the
+/// column-split linears (q, k, v and the feed-forward's input, with their
+/// biases), 1 for the row-split ones (the attention output, the
+/// feed-forward's output) and T5's relative bias table [buckets, heads];
+/// -1 for a parameter every rank holds whole.
+int encoderShardDim(const std::string &name);
+
+/// Float32 bytes of one rank's share of the parameters when tensor
+/// parallelism splits the encoder `tpSize` ways (1: every parameter).
+int64_t encoderParameterBytes(const TextEncoderConfig &config, int64_t tpSize = 1);
 
 /// T5's relative position bucket of key position `key` seen from query
 /// position `query`, bidirectional as the encoder uses it: half the buckets
