@@ -116,6 +116,32 @@ std::vector<std::vector<int64_t>> vaeDecodeGroups(const Deployment &deployment) 
   return groups;
 }
 
+std::vector<std::vector<int64_t>> textEncoderGroups(const Deployment &deployment) {
+  const Placement *transformer = deployment.find("transformer");
+  const Placement *encoder = deployment.find("text_encoder");
+  std::vector<std::vector<int64_t>> groups;
+  if (!encoder || !transformer)
+    return groups;
+  size_t size = size_t(std::max<int64_t>(encoder->degrees[Axis::TP], 1));
+  for (std::vector<int64_t> ranks : transformer->instances) {
+    if (encoder->explicitInstances) {
+      // The first listed instance whose first rank is in this replica
+      // (text-encoder-ranks holds each instance inside one replica).
+      for (const std::vector<int64_t> &instance : encoder->instances)
+        if (!instance.empty() &&
+            std::count(ranks.begin(), ranks.end(), instance.front())) {
+          groups.push_back(instance);
+          break;
+        }
+      continue;
+    }
+    std::sort(ranks.begin(), ranks.end());
+    ranks.resize(std::min(ranks.size(), size));
+    groups.push_back(std::move(ranks));
+  }
+  return groups;
+}
+
 std::vector<int64_t> vaeRowBands(int64_t latentRows, int64_t groupSize,
                                  const std::vector<int64_t> &split) {
   if (!split.empty())

@@ -155,6 +155,13 @@ Deployment deploymentFromFlags(const ParallelFlags &flags) {
         vae.vaeRowSplit.empty() ? 1 : int64_t(vae.vaeRowSplit.size()));
     deployment.placements.push_back(std::move(vae));
   }
+  if (flags.textEncoderTp || flags.textEncoderOffload) {
+    Placement encoder;
+    encoder.component = "text_encoder";
+    encoder.degrees[Axis::TP] = flags.textEncoderTp.value_or(1);
+    encoder.offload = flags.textEncoderOffload;
+    deployment.placements.push_back(std::move(encoder));
+  }
   return deployment;
 }
 
@@ -214,10 +221,14 @@ Placement readPlacement(const JsonObject &object, const std::string &name) {
   if (name == "vae")
     return readVaePlacement(object);
   refuseSpSize(object);
-  checkKeys(object, {"tp_size", "ulysses_degree", "ring_degree",
-                     "kv_gather_degree", "cfg_size", "pp_size",
-                     "attention_backend", "kv_cache", "instances",
-                     "pp_partition"});
+  std::set<std::string> keys = {"tp_size", "ulysses_degree", "ring_degree",
+                                "kv_gather_degree", "cfg_size", "pp_size",
+                                "attention_backend", "kv_cache", "instances",
+                                "pp_partition"};
+  // A text encoder may free its weights once the prompts are encoded.
+  if (name == "text_encoder")
+    keys.insert("offload");
+  checkKeys(object, keys);
   Placement placement;
   placement.component = name;
   Degrees &d = placement.degrees;
@@ -246,13 +257,17 @@ Placement readPlacement(const JsonObject &object, const std::string &name) {
   if (object.has("pp_partition"))
     placement.ppPartition =
         object.getIntList("pp_partition", -kMaxRank, kMaxRank);
+  if (name == "text_encoder")
+    placement.offload = object.getOptionalBool("offload", false);
   if (object.has("instances")) {
     placement.instances = object.getIntLists("instances", 0, kMaxRank);
     placement.explicitInstances = true;
-  } else {
+  } else if (name != "text_encoder") {
+    // A text encoder without lists encodes on each transformer replica's
+    // first tp_size ranks (textEncoderGroups).
     placement.instances = defaultInstances(d, {});
   }
-  d[Axis::DP] = int64_t(placement.instances.size());
+  d[Axis::DP] = std::max<int64_t>(1, int64_t(placement.instances.size()));
   return placement;
 }
 

@@ -62,6 +62,9 @@ struct Placement {
   /// of each band when the plan states an uneven split (empty: equal bands).
   int64_t vaeParallelSize = 1;
   std::vector<int64_t> vaeRowSplit;
+  /// The text_encoder component only: free the encoders' weights once the
+  /// prompts are encoded (--text-encoder-offload, "offload": true).
+  bool offload = false;
 };
 
 struct Signal {
@@ -130,6 +133,17 @@ std::vector<Axis> parseMeshOrder(const std::string &where,
 /// the vae-ranks rule reports that.
 std::vector<std::vector<int64_t>> vaeDecodeGroups(const Deployment &deployment);
 
+/// The ranks that encode each transformer replica's prompts, one list per
+/// replica in TP order: the first listed text_encoder instance inside the
+/// replica when a deployment file lists them (the replica's other instances
+/// hold no encoder: they receive the broadcast; text-encoder-ranks warns),
+/// else the first tp_size ranks of the replica
+/// (its leader first). Empty when the deployment places no text_encoder:
+/// then every rank encodes its own prompts, whole. A list may be shorter
+/// than tp_size when the replica has fewer ranks; the text-encoder-ranks
+/// rule reports that.
+std::vector<std::vector<int64_t>> textEncoderGroups(const Deployment &deployment);
+
 /// The latent rows of each of `groupSize` bands over `latentRows` rows:
 /// `split` when given, else equal bands with the remainder on the first
 /// ones.
@@ -140,6 +154,9 @@ std::vector<int64_t> vaeRowBands(int64_t latentRows, int64_t groupSize,
 struct ParallelFlags {
   std::optional<int64_t> numGpus, tp, ulysses, ring, kvGather, sp, cfg, pp, dp;
   std::optional<int64_t> vaeParallelSize;
+  /// --text-encoder-tp-size and --text-encoder-offload.
+  std::optional<int64_t> textEncoderTp;
+  bool textEncoderOffload = false;
   std::optional<std::string> ppPartition, backend, vaeRowSplit;
   std::optional<int64_t> nnodes, gpusPerNode;
   std::optional<std::string> meshOrder;

@@ -66,6 +66,17 @@ struct ModelFacts {
   /// The convolution that needs vaeHaloRows, for messages.
   std::string vaeHaloOp;
   std::array<int64_t, 3> patch{1, 1, 1};
+  /// @text_encoder's encoders: each component's class, whether its graph
+  /// is known, its heads and the widths tensor parallelism splits (the
+  /// column-parallel linears' outputs: q, k, v and the feed-forward's
+  /// inner width).
+  struct TextEncoderFacts {
+    std::string className;
+    bool hasGraph = false;
+    int64_t heads = 0;
+    std::vector<std::pair<std::string, int64_t>> splitWidths; // (linear, width)
+  };
+  std::vector<TextEncoderFacts> textEncoders;
 };
 
 struct LegalityContext {

@@ -82,6 +82,13 @@ const std::vector<LegalityRule> &legalityRules() {
       {"vae-latents", "the VAE decodes on ranks of the replica whose latents "
                       "it takes",
        checkVaeLatents, false},
+      {"text-encoder-axes", "the text encoders split over tp only",
+       checkTextEncoderAxes, true},
+      {"text-encoder-heads", "text_encoder tp divides every encoder's heads and "
+                             "split widths",
+       checkTextEncoderHeads, true},
+      {"text-encoder-ranks", "each replica's prompts are encoded on its own ranks",
+       checkTextEncoderRanks, true},
   };
   return table;
 }
@@ -133,7 +140,8 @@ Attribute deploymentToAttribute(MLIRContext &context,
             ? b.getI64IntegerAttr(p.vaeParallelSize)
             : IntegerAttr(),
         p.vaeRowSplit.empty() ? DenseI64ArrayAttr()
-                              : b.getDenseI64ArrayAttr(p.vaeRowSplit)));
+                              : b.getDenseI64ArrayAttr(p.vaeRowSplit),
+        p.offload ? b.getBoolAttr(true) : BoolAttr()));
   }
   for (const Signal &s : deployment.signals)
     signals.push_back(dit::SignalAttr::get(
@@ -181,12 +189,15 @@ Deployment deploymentFromModule(ModuleOp module) {
           placement.instances.emplace_back(list.begin(), list.end());
         }
         placement.explicitInstances = true;
-      } else if (placement.component != "vae") {
-        // The vae's default ranks come from the transformer's replicas
-        // (vaeDecodeGroups), not from a mesh of its own.
+      } else if (placement.component != "vae" &&
+                 placement.component != "text_encoder") {
+        // The vae's and the text encoders' default ranks come from the
+        // transformer's replicas (vaeDecodeGroups, textEncoderGroups), not
+        // from a mesh of their own.
         placement.instances =
             defaultInstances(placement.degrees, deployment.meshOrder);
       }
+      placement.offload = p.getOffload() && p.getOffload().getValue();
       if (auto size = p.getVaeParallelSize())
         placement.vaeParallelSize = size.getInt();
       if (auto split = p.getRowSplit())
@@ -282,6 +293,23 @@ FailureOr<LegalityContext> buildLegalityContext(ModuleOp module,
       }
     });
     m.vaeHaloRows = halo;
+  });
+  module.walk([&](dit::ComponentOp op) {
+    if (op.getKind() != dit::ComponentKind::TextEncoder)
+      return;
+    ModelFacts::TextEncoderFacts facts;
+    facts.className = op.getClassName().str();
+    facts.hasGraph = !op.getBody().empty();
+    op.getBody().walk([&](dit::AttentionOp attention) {
+      facts.heads = attention.getNumHeads();
+      return WalkResult::interrupt();
+    });
+    op.getBody().walk([&](dit::LinearOp linear) {
+      if (dit::textEncoderTPRole(linear) == "column")
+        facts.splitWidths.push_back(
+            {linear.getWeight().str(), dit::lastDim(linear.getResult())});
+    });
+    m.textEncoders.push_back(std::move(facts));
   });
 
   // Attention ops of the denoiser; a hand-written module without component

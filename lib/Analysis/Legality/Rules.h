@@ -34,6 +34,10 @@ void checkVaeRows(const LegalityContext &, DiagnosticSink &);
 void checkVaeHalo(const LegalityContext &, DiagnosticSink &);
 void checkVaeRanks(const LegalityContext &, DiagnosticSink &);
 void checkVaeLatents(const LegalityContext &, DiagnosticSink &);
+// The text encoders' tensor parallelism and ranks.
+void checkTextEncoderAxes(const LegalityContext &, DiagnosticSink &);
+void checkTextEncoderHeads(const LegalityContext &, DiagnosticSink &);
+void checkTextEncoderRanks(const LegalityContext &, DiagnosticSink &);
 
 } // namespace ditc::rules
 
