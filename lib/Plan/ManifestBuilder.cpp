@@ -15,6 +15,8 @@
 
 #include "dit/IR/DitDialect.h"
 #include "dit/IR/DitOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 
 #include <algorithm>
 #include <map>
@@ -159,6 +161,15 @@ FailureOr<json> buildManifest(ModuleOp module, const MeshInfo &mesh,
   // The VAE the plan decodes with (dit-run --output OUT.png, --decode-only).
   if (!spec.vaeConfig.empty())
     manifest["model"]["vae_config"] = json::parse(spec.vaeConfig);
+  // The text encoders the plan encodes prompts with (dit-run --prompt).
+  if (!spec.textEncoders.empty()) {
+    json encoders = json::array();
+    for (const ModelSpec::TextEncoderSpec &e : spec.textEncoders)
+      encoders.push_back({{"component", e.component},
+                          {"class", e.className},
+                          {"config", json::parse(e.config)}});
+    manifest["model"]["text_encoders"] = std::move(encoders);
+  }
   json axes = json::array();
   for (Axis axis : mesh.order)
     axes.push_back({{"name", axisName(axis)}, {"size", mesh.size(axis)}});
@@ -268,6 +279,34 @@ FailureOr<json> buildManifest(ModuleOp module, const MeshInfo &mesh,
       }
       manifest["vae"]["exchanges"] = std::move(exchanges);
     }
+  }
+  // The text encoders' tensor parallelism (docs/plan-format.md): each
+  // replica's encoding ranks in TP order, and per encoder the all-reduces
+  // of its verified TP program, which dit-run holds its encoders to.
+  if (const Placement *encoder = deployment.find("text_encoder")) {
+    json groupsJson = json::array();
+    for (const std::vector<int64_t> &group : textEncoderGroups(deployment))
+      groupsJson.push_back(group);
+    json encoders = json::array();
+    size_t index = 0;
+    if (auto fn = module.lookupSymbol<func::FuncOp>("text_encoder"))
+      fn.walk([&](dit::ComponentOp op) {
+        if (op.getKind() != dit::ComponentKind::TextEncoder || op.getBody().empty())
+          return;
+        int64_t allReduces = 0;
+        op.getBody().walk([&](shard::AllReduceOp) { ++allReduces; });
+        std::string component = index < spec.textEncoders.size()
+                                    ? spec.textEncoders[index].component
+                                    : op.getClassName().str();
+        ++index;
+        encoders.push_back({{"component", component},
+                            {"class", op.getClassName().str()},
+                            {"all_reduces", allReduces}});
+      });
+    manifest["text_encoder"] = {{"tp_size", encoder->degrees[Axis::TP]},
+                                {"groups", std::move(groupsJson)},
+                                {"offload", encoder->offload},
+                                {"encoders", std::move(encoders)}};
   }
   return manifest;
 }

@@ -26,6 +26,7 @@ void buildPartitionPipeline(mlir::OpPassManager &pm,
   if (options.batchBranches)
     pm.addPass(createBatchBranches());
   pm.addPass(createPartitionVae());
+  pm.addPass(createPartitionTextEncoder());
   pm.addPass(createVerifyCollectives());
 }
 

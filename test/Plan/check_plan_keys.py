@@ -32,7 +32,7 @@ OP_NAME = re.compile(r"^(?:(?:dit|shard|tensor)\.[a-z_]+|call)$")
 # (requireList(top, "programs"), axisList(attrs, "axes"), ...). Arguments
 # before the key may hold two levels of parentheses.
 CPP_KEY_CALL = re.compile(
-    r"\b(?:getInt|getIntList|getIntLists|getString|getObject|getBool|getDouble|"
+    r"\b(?:getInt|getIntList|getIntLists|getObjectList|getString|getObject|getBool|getDouble|"
     r"getOptional\w*|has|ids|requireList|element|read|\w+(?=\((?:attrs|object), \"))"
     r"\(((?:[^()\"]|\((?:[^()]|\([^()]*\))*\))*?)\"([^\"]+)\"")
 CPP_RAW_KEY = re.compile(r"\braw(?:\(\))?\[\"([^\"]+)\"\]")

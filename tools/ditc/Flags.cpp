@@ -139,6 +139,17 @@ const Flag kVaeRowSplit =
                  "latent rows per VAE band when they are not\n"
                  "equal; without --vae-parallel-size, one band\n"
                  "per entry");
+const Flag kTextEncoderTp =
+    degree("--text-encoder-tp-size", "T",
+           "ranks of each replica that encode its prompts,\n"
+           "splitting the text encoders' heads and FFN;\n"
+           "they broadcast the embeddings to the rest",
+           "text_encoder_tp_size");
+const Flag kTextEncoderOffload = Flag::switchFlag(
+    "--text-encoder-offload",
+    "free the text encoders' weights once the prompts\n"
+    "are encoded (their memory is not held while\n"
+    "denoising)");
 const Flag kNnodes =
     Flag::option("--nnodes", "K", "node shape, for the cross-node warnings")
         .range(1, kMaxParallelDegree);
@@ -175,8 +186,8 @@ const std::vector<const Flag *> &deploymentFlags() {
   static const std::vector<const Flag *> flags = {
       &kNumGpusFlag, &kTpSize, &kUlysses,    &kRing, &kKVGather,
       &kSp,          &kCfg,    &kPp,         &kDp,   &kPpPartition,
-      &kBackend,     &kVaeParallelSize, &kVaeRowSplit, &kNnodes,
-      &kGpusPerNode};
+      &kBackend,     &kVaeParallelSize, &kVaeRowSplit, &kTextEncoderTp,
+      &kTextEncoderOffload, &kNnodes, &kGpusPerNode};
   return flags;
 }
 
@@ -212,6 +223,8 @@ ParallelFlags readParallelFlags(const ArgParser &args) {
   flags.backend = args.get(kBackend);
   flags.vaeParallelSize = args.getInt(kVaeParallelSize);
   flags.vaeRowSplit = args.get(kVaeRowSplit);
+  flags.textEncoderTp = args.getInt(kTextEncoderTp);
+  flags.textEncoderOffload = args.has(kTextEncoderOffload);
   flags.nnodes = args.getInt(kNnodes);
   flags.gpusPerNode = args.getInt(kGpusPerNode);
   flags.meshOrder = args.get(kMeshOrderFlag);

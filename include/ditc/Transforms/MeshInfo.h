@@ -47,6 +47,8 @@ constexpr const char *kGridName = "mesh";
 /// The VAE band programs' grid (dit-partition-vae): one axis, a replica's
 /// decoding ranks in band order.
 constexpr const char *kVaeBandGridName = "vae_bands";
+/// The grid of the text encoders' tensor-parallel ranks (dit-partition-text-encoder).
+constexpr const char *kTextEncoderGridName = "text_encoder_tp";
 
 
 

@@ -292,6 +292,36 @@ def PartitionVae : Pass<"dit-partition-vae", "::mlir::ModuleOp"> {
                            "::mlir::func::FuncDialect"];
 }
 
+def PartitionTextEncoder : Pass<"dit-partition-text-encoder", "::mlir::ModuleOp"> {
+  let summary = "Split the text encoders' graphs over the text_encoder placement's tp ranks";
+  let description = [{
+    With the text_encoder placement's `tp_size` T > 1, every text encoder
+    graph in `@text_encoder` becomes the program of one of T ranks on a grid
+    `@text_encoder_tp` of T, split as Megatron splits a transformer: each
+    linear that feeds an attention or the feed-forward's activation (q, k,
+    v; wi, wi_0, wi_1, fc1) is column-parallel (`dit.tp = column`, its
+    output width / T), the attention and T5's relative position bias keep
+    heads / T, and each linear that reads them (o, wo, out_proj, fc2) is
+    row-parallel (`dit.tp = row`) and followed by a `shard.all_reduce` of
+    its partial sums. Norms, embeddings, residuals, pooling and CLIP's
+    projection stay whole. The role of each linear comes from the graph,
+    not from its name (`textEncoderTPRole`).
+
+    ```mlir
+    %q = dit.linear %n {dit.tp = #dit.tp_role<column>, weight = "encoder.block.0.layer.0.SelfAttention.q", bias = false}
+        : tensor<1x8x16xf32> -> tensor<1x8x8xf32>
+    %o = dit.linear %a {dit.tp = #dit.tp_role<row>, weight = "encoder.block.0.layer.0.SelfAttention.o", bias = false}
+        : tensor<1x8x8xf32> -> tensor<1x8x16xf32>
+    %s = shard.all_reduce %o on @text_encoder_tp mesh_axes = [0] : tensor<1x8x16xf32> -> tensor<1x8x16xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::dit::DitDialect", "::mlir::shard::ShardDialect",
+                           "::mlir::func::FuncDialect"];
+  let statistics = [
+    Statistic<"numAllReduces", "all-reduces", "All-reduces inserted after row-parallel linears">
+  ];
+}
+
 def VerifyCollectives : Pass<"dit-verify-collectives", "::mlir::ModuleOp"> {
   let summary = "Check that every group's ranks issue matching collectives";
   let description = [{
