@@ -522,10 +522,10 @@ def clip_config(vocab, eos, hidden, heads, layers, projection, act, with_project
             "bos_token_id": 0, "eos_token_id": eos, "pad_token_id": 1}
 
 
-def t5_config(vocab, d_model, umt5):
+def t5_config(vocab, d_model, umt5, heads=3):
     return {"architectures": ["UMT5EncoderModel" if umt5 else "T5EncoderModel"],
             "model_type": "umt5" if umt5 else "t5", "vocab_size": vocab, "d_model": d_model,
-            "d_kv": 4, "d_ff": d_model + 8, "num_layers": 2, "num_heads": 3,
+            "d_kv": 4, "d_ff": d_model + 8, "num_layers": 2, "num_heads": heads,
             "relative_attention_num_buckets": 32, "relative_attention_max_distance": 128,
             "layer_norm_epsilon": 1e-6, "feed_forward_proj": "gated-gelu",
             "is_encoder_decoder": True, "tie_word_embeddings": False}
@@ -613,7 +613,7 @@ def make(args):
                                      transformer["pooled_projection_dim"], "quick_gelu", False)))
         make_t5_tokenizer(os.path.join(out, "tokenizer_2"), 200)
         encoders.append(("text_encoder_2", "tokenizer_2", "T5EncoderModel", "T5TokenizerFast",
-                         t5_config(200, transformer["joint_attention_dim"], False)))
+                         t5_config(200, transformer["joint_attention_dim"], False, args.t5_heads)))
     elif args.family == "sd3":
         index["_class_name"] = "StableDiffusion3Pipeline"
         pooled = transformer["pooled_projection_dim"]
@@ -628,12 +628,12 @@ def make(args):
                          clip_config(vocab, eos, 8, 2, 3, pooled - pooled // 2, "gelu", True)))
         make_t5_tokenizer(os.path.join(out, "tokenizer_3"), 200)
         encoders.append(("text_encoder_3", "tokenizer_3", "T5EncoderModel", "T5TokenizerFast",
-                         t5_config(200, transformer["joint_attention_dim"], False)))
+                         t5_config(200, transformer["joint_attention_dim"], False, args.t5_heads)))
     else:
         index["_class_name"] = "WanPipeline"
         make_t5_tokenizer(os.path.join(out, "tokenizer"), 200)
         encoders.append(("text_encoder", "tokenizer", "UMT5EncoderModel", "T5TokenizerFast",
-                         t5_config(200, transformer["text_dim"], True)))
+                         t5_config(200, transformer["text_dim"], True, args.t5_heads)))
     for encoder, tokenizer, cls, tcls, config in encoders:
         index[encoder] = ["transformers", cls]
         index[tokenizer] = ["transformers", tcls]
@@ -752,6 +752,8 @@ def main():
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--dtype", choices=["f32", "f16", "bf16"], default="f32")
     p.add_argument("--break", dest="break_")
+    p.add_argument("--t5-heads", type=int, default=3,
+                   help="T5's heads: 3 by default, 4 for a T5 that TP 2 splits")
     p = sub.add_parser("tokenize")
     p.add_argument("folder")
     p.add_argument("--prompt", required=True)

@@ -222,7 +222,7 @@ def parity(args):
         return
     difference = float(np.abs(one.astype(np.float64) - bands).max())
     relative = difference / max(float(np.abs(one).max()), 1e-30)
-    print(f"pixels {list(one.shape)}: largest difference {difference:.3g}, "
+    print(f"{args.label} {list(one.shape)}: largest difference {difference:.3g}, "
           f"relative {relative:.3g}: "
           f"{'ok' if relative <= args.tolerance else f'ABOVE {args.tolerance:g}'}")
     if args.exact:
@@ -258,6 +258,7 @@ def main():
     p.add_argument("bands")
     p.add_argument("--exact", action="store_true")
     p.add_argument("--tolerance", type=float, default=1e-6)
+    p.add_argument("--label", default="pixels", help="what the arrays hold, for the line")
     args = parser.parse_args()
     {"make": make, "check": check, "parity": parity}[args.command](args)
 

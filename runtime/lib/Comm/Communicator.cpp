@@ -98,6 +98,19 @@ Communicator::Communicator(const Manifest &manifest, int64_t rank,
     members.push_back(outputLeader);
     vaeTransfers = build("vae-transfer.dp" + std::to_string(replica), members);
   }
+  // The replica's text encoding: its encoding ranks' TP group, then the
+  // group of every rank of the replica that receives their embeddings.
+  std::vector<int64_t> encoders = manifest.textEncoders(replica);
+  if (!encoders.empty()) {
+    if (encoders.size() > 1 && std::count(encoders.begin(), encoders.end(), rank))
+      textTp = build("text-tp.dp" + std::to_string(replica), encoders);
+    std::vector<int64_t> members;
+    for (const RankEntry &entry : manifest.ranks)
+      if (entry.program && entry.coords.at("dp") == replica)
+        members.push_back(entry.rank);
+    if (members.size() > 1 && std::count(members.begin(), members.end(), rank))
+      textReplica = build("text.dp" + std::to_string(replica), members);
+  }
 }
 
 Communicator::~Communicator() = default;

@@ -48,6 +48,12 @@ public:
     std::vector<at::Tensor> tensors{x};
     return waiter(pg->recv(tensors, int(peer), tag), tensors);
   }
+  void broadcast(at::Tensor &x, int64_t rootIndex) override {
+    std::vector<at::Tensor> tensors{x};
+    c10d::BroadcastOptions options;
+    options.rootRank = int(rootIndex);
+    pg->broadcast(tensors, options)->wait(timeout);
+  }
 
 private:
   /// Waits for `work`, keeping its tensors alive until then.

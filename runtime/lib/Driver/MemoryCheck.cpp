@@ -28,8 +28,14 @@ static int64_t mulSat(int64_t a, int64_t b) {
 }
 
 int64_t RankMemoryNeed::tensorBytes() const {
-  return addSat(addSat(addSat(paramBytes, vaeParamBytes), textParamBytes),
-                std::max({activationBytes, decodeBytes, encodeBytes}));
+  int64_t resident = addSat(paramBytes, vaeParamBytes);
+  if (!textOffloaded)
+    return addSat(addSat(resident, textParamBytes),
+                  std::max({activationBytes, decodeBytes, encodeBytes}));
+  // The encoders are freed once the prompts are encoded: they and their
+  // encode come before the steps and the decode.
+  return std::max(addSat(resident, std::max(activationBytes, decodeBytes)),
+                  addSat(addSat(resident, textParamBytes), encodeBytes));
 }
 
 int64_t RankMemoryNeed::total() const { return addSat(tensorBytes(), fixedBytes); }
@@ -206,7 +212,8 @@ static std::string breakdown(const RankMemoryNeed &need, bool onDevice) {
           mib(need.decodeBytes) + " comes after the steps'";
   std::string text;
   if (need.textParamBytes > 0)
-    text = " + text encoder parameters " + mib(need.textParamBytes) + "; their encode's peak " +
+    text = " + text encoder parameters " + mib(need.textParamBytes) +
+           (need.textOffloaded ? " (freed before the steps)" : "") + "; their encode's peak " +
            mib(need.encodeBytes) + " comes before the steps'";
   return std::string("(parameters ") + mib(need.paramBytes) + " + activations " +
          mib(need.activationBytes) + (onDevice ? " on its GPU" : "") + vae + text +

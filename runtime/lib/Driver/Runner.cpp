@@ -1,7 +1,9 @@
 //===- Runner.cpp - one rank's whole run: load, agree, denoise, write -----===//
 #include "ditc/Runtime/Driver/Runner.h"
 #include "ditc/Runtime/Driver/PictureOutputs.h"
+#include "ditc/Runtime/Driver/PromptStage.h"
 #include "ditc/Runtime/Driver/Report.h"
+#include "ditc/Runtime/Comm/ProcessGroups.h"
 #include "ditc/Runtime/Plan/CollectivePairing.h"
 #include "ditc/Runtime/Plan/ProgramReader.h"
 #include "ditc/Runtime/Exec/Executor.h"
@@ -116,47 +118,6 @@ static Schedule planSchedule(const RunOptions &options, const Manifest &m) {
   return buildSchedule(request);
 }
 
-/// How a request's prompt (or negative prompt) was given, for messages: the
-/// flag, or its requests line's key.
-static std::string promptSource(const Request &request, bool negative) {
-  if (request.fromFile())
-    return request.origin + ": " + (negative ? "negative_prompt" : "prompt");
-  return negative ? "--negative-prompt" : "--prompt";
-}
-
-/// The text stage for `requests` that bring prompts: the pipeline's
-/// tokenizers and encoders from --weights, every prompt checked (UTF-8)
-/// before the rendezvous; the encoders' parameters read when `run` (the
-/// launcher's validation reads configs and tokenizers only).
-static std::unique_ptr<PipelinePrompts> loadPrompts(const RunOptions &options,
-                                                    const Manifest &m,
-                                                    const std::vector<Request> &requests,
-                                                    bool run) {
-  auto first = std::find_if(requests.begin(), requests.end(),
-                            [](const Request &r) { return r.prompt.has_value(); });
-  if (first == requests.end())
-    return nullptr;
-  // Named as the user gave it: the flag, or the first requests line.
-  std::string flag = first->fromFile() && !options.prompt ? first->origin + ": prompt"
-                                                          : "--prompt";
-  std::string reason = promptUnsupportedReason(m);
-  if (!reason.empty())
-    throw BadInput(flag + ": " + reason);
-  if (options.weights.empty())
-    throw BadInput(flag + " needs --weights SNAPSHOT: a pipeline folder whose "
-                   "model_index.json names the tokenizers and text encoders");
-  if (!options.saveTextEmbeds.empty() && requests.size() > 1)
-    throw BadInput("--save-text-embeds writes one request's embeddings; this run serves " +
-                   std::to_string(requests.size()) + " requests");
-  for (const Request &request : requests) {
-    if (request.prompt)
-      requireUtf8(*request.prompt, promptSource(request, false));
-    if (request.negativePrompt)
-      requireUtf8(*request.negativePrompt, promptSource(request, true));
-  }
-  return std::make_unique<PipelinePrompts>(options.weights, m, run);
-}
-
 static LoadedRank load(const RunOptions &options, bool run = true) {
   LoadedRank loaded{loadManifest(options.planDir), {}, {}, {}};
   const Manifest &m = loaded.manifest;
@@ -216,7 +177,7 @@ static LoadedRank load(const RunOptions &options, bool run = true) {
       throw BadInput(request.origin + ": " + error.what());
     }
   }
-  loaded.prompts = loadPrompts(options, m, requests, run);
+  loaded.prompts = loadPromptStage(options, m, requests, run);
   if ((!options.saveTextEmbeds.empty() || !options.savePooled.empty()) && !loaded.prompts)
     throw BadInput(std::string(options.saveTextEmbeds.empty() ? "--save-pooled"
                                                                : "--save-text-embeds") +
@@ -322,10 +283,12 @@ static void checkMemory(const RunOptions &options, const LoadedRank &loaded,
         need.decodeBytes = vae.decodePeakBytes(m.batch, m.latentFrames, rows, m.latentWidth);
       }
     }
-    // Every rank with a transformer program encodes its requests' prompts.
-    if (loaded.prompts && m.ranks[size_t(rank)].program) {
+    // The ranks that encode hold their share of the encoders (every rank
+    // of a TP group the same share).
+    if (loaded.prompts && encodesPrompts(m, rank)) {
       need.textParamBytes = loaded.prompts->parameterBytes();
       need.encodeBytes = loaded.prompts->encodePeakBytes(m.batch);
+      need.textOffloaded = m.textEncoderOffload;
     }
     needs.push_back(need);
   }
@@ -480,6 +443,30 @@ void runRank(const RunOptions &options) {
   // Every output of the run is staged and committed once every rank has
   // finished, or removed when any fails (OutputPolicy.h).
   StagedOutputs staged;
+  // Encoding over the plan's text_encoder ranks: a split encoder sums its
+  // partial outputs over their TP group.
+  if (loaded.prompts && comm.textEncoderTpGroup()) {
+    Group *group = comm.textEncoderTpGroup();
+    at::Device device = comm.device();
+    loaded.prompts->setAllReduce([group, device](at::Tensor &x) {
+      if (device.is_cpu()) {
+        group->allreduce(x)();
+        return;
+      }
+      at::Tensor onDevice = x.to(device);
+      group->allreduce(onDevice)();
+      x.copy_(onDevice.cpu());
+    });
+  }
+  // The plan's text_encoder offload: every request's prompts are encoded
+  // first, then the encoders are freed before the first step.
+  std::vector<std::vector<PromptEmbeddings>> offloaded;
+  if (loaded.prompts && m.textEncoderOffload && !experts.empty()) {
+    for (const Request &request : loaded.requests)
+      offloaded.push_back(request.prompt ? encodeRequestPrompts(m, *loaded.prompts, request, comm)
+                                         : std::vector<PromptEmbeddings>());
+    loaded.prompts->release();
+  }
   for (const Request &request : loaded.requests) {
     // Synthetic parameters are a function of the seed, as in a one-replica
     // run of the same request (loaded ones stay as they are).
@@ -506,11 +493,10 @@ void runRank(const RunOptions &options) {
         // prompt, "" when none is given (as the pipelines encode it). Each
         // is encoded once and repeated over the batch, as the pipelines
         // repeat it for num_images_per_prompt.
-        for (int64_t b = 0; b < m.branches; ++b) {
-          bool negative = b > 0;
-          std::string prompt = negative ? request.negativePrompt.value_or("") : *request.prompt;
-          PromptEmbeddings encoded =
-              loaded.prompts->encode({prompt}, promptSource(request, negative));
+        std::vector<PromptEmbeddings> branches =
+            offloaded.empty() ? encodeRequestPrompts(m, *loaded.prompts, request, comm)
+                              : offloaded[size_t(&request - loaded.requests.data())];
+        for (const PromptEmbeddings &encoded : branches) {
           given.push_back(encoded.text.expand({m.batch, -1, -1}).contiguous());
           givenPooled.push_back(encoded.pooled.defined()
                                     ? encoded.pooled.expand({m.batch, -1}).contiguous()

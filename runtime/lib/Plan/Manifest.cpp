@@ -116,6 +116,12 @@ std::vector<int64_t> Manifest::vaeDecoders(int64_t replica) const {
   return vaeGroups.at(size_t(replica));
 }
 
+std::vector<int64_t> Manifest::textEncoders(int64_t replica) const {
+  if (textEncoderGroups.empty())
+    return {};
+  return textEncoderGroups.at(size_t(replica));
+}
+
 std::vector<int64_t> Manifest::vaeBands() const {
   if (vaeRowSplit.empty())
     return {latentHeight};
@@ -190,6 +196,73 @@ std::string BandExchange::describe() const {
   return op + " of " + std::to_string(rows) + (rows == 1 ? " row" : " rows");
 }
 
+/// A section's `groups`: one list of `size` distinct ranks with programs
+/// per dp replica, inside that replica (`why` says why), indexed by the
+/// replica's dp coordinate.
+static std::vector<std::vector<int64_t>> readReplicaGroups(const JsonObject &section,
+                                                           const Manifest &m, int64_t size,
+                                                           const std::string &sizeField,
+                                                           const std::string &why) {
+  std::vector<std::vector<int64_t>> groups =
+      section.getIntLists("groups", 0, m.worldSize() - 1);
+  int64_t replicas = m.axisSize("dp");
+  if (int64_t(groups.size()) != replicas)
+    section.fail("groups", "lists " + std::to_string(groups.size()) +
+                               " groups; the mesh has " + std::to_string(replicas) +
+                               " dp replicas, one group each");
+  std::vector<std::vector<int64_t>> byReplica(static_cast<size_t>(replicas));
+  std::vector<bool> claimed(static_cast<size_t>(replicas), false);
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const std::vector<int64_t> &group = groups[g];
+    std::string where = "groups[" + std::to_string(g) + "]";
+    if (int64_t(group.size()) != size)
+      section.fail(where, "lists " + std::to_string(group.size()) + " ranks; " + sizeField +
+                              " is " + std::to_string(size));
+    int64_t replica = m.ranks[size_t(group.front())].coords.at("dp");
+    for (int64_t rank : group) {
+      if (!m.ranks[size_t(rank)].program)
+        section.fail(where, "names rank " + std::to_string(rank) +
+                                ", which has no program in this plan");
+      if (m.ranks[size_t(rank)].coords.at("dp") != replica)
+        section.fail(where, "mixes ranks of dp replicas " + std::to_string(replica) + " and " +
+                                std::to_string(m.ranks[size_t(rank)].coords.at("dp")) + "; " +
+                                why);
+      if (std::count(group.begin(), group.end(), rank) > 1)
+        section.fail(where, "names rank " + std::to_string(rank) + " twice");
+    }
+    if (claimed[size_t(replica)])
+      section.fail(where, "is a second group for dp replica " + std::to_string(replica));
+    claimed[size_t(replica)] = true;
+    byReplica[size_t(replica)] = group;
+  }
+  return byReplica;
+}
+
+/// The text_encoder section: each replica's encoding ranks in TP order,
+/// inside the replica, one group per replica; the offload switch; and each
+/// encoder's all-reduce count, which the TP encoders are held to.
+static void readTextEncoderSection(const JsonObject &section, Manifest &m) {
+  int64_t world = m.worldSize();
+  m.textEncoderTp = section.getInt("tp_size", 1, world);
+  m.textEncoderOffload = section.getOptionalBool("offload", false);
+  m.textEncoderGroups = readReplicaGroups(section, m, m.textEncoderTp, "tp_size",
+                                          "a replica's prompts are encoded by its own ranks");
+  // One T5 layer has two all-reduces; 1024 layers is far beyond any encoder.
+  constexpr int64_t kMaxAllReduces = 4096;
+  for (const JsonObject &entry :
+       section.getObjectList("encoders", "must list each encoder's TP program", false)) {
+    std::string component = entry.getString("component");
+    if (component != "text_encoder" && component != "text_encoder_2" &&
+        component != "text_encoder_3")
+      entry.fail("component", "is '" + component.substr(0, 100) +
+                                  "'; expected text_encoder, text_encoder_2 or text_encoder_3");
+    entry.getString("class");
+    if (m.textEncoderAllReduces.count(component))
+      entry.fail("component", "names " + component + " twice");
+    m.textEncoderAllReduces[component] = entry.getInt("all_reduces", 0, kMaxAllReduces);
+  }
+}
+
 /// The vae section: each replica's decoding ranks, band by band, and the
 /// latent rows of each band. Checked against the mesh so that every rank
 /// agrees on who decodes which rows before any of them starts.
@@ -211,39 +284,8 @@ static void readVaeSection(const JsonObject &vae, Manifest &m) {
                               " latent rows; the workload's latents have " +
                               std::to_string(m.latentHeight) +
                               " (each band needs at least 1 row)");
-  m.vaeGroups = vae.getIntLists("groups", 0, world - 1);
-  int64_t replicas = m.axisSize("dp");
-  if (int64_t(m.vaeGroups.size()) != replicas)
-    vae.fail("groups", "lists " + std::to_string(m.vaeGroups.size()) +
-                           " groups; the mesh has " + std::to_string(replicas) +
-                           " dp replicas, one group each");
-  std::vector<std::vector<int64_t>> byReplica(static_cast<size_t>(replicas));
-  std::vector<bool> claimed(static_cast<size_t>(replicas), false);
-  for (size_t g = 0; g < m.vaeGroups.size(); ++g) {
-    const std::vector<int64_t> &group = m.vaeGroups[g];
-    std::string where = "groups[" + std::to_string(g) + "]";
-    if (int64_t(group.size()) != size)
-      vae.fail(where, "lists " + std::to_string(group.size()) +
-                          " ranks; parallel_size is " + std::to_string(size));
-    int64_t replica = m.ranks[size_t(group.front())].coords.at("dp");
-    for (int64_t rank : group) {
-      if (!m.ranks[size_t(rank)].program)
-        vae.fail(where, "names rank " + std::to_string(rank) +
-                            ", which has no program in this plan");
-      if (m.ranks[size_t(rank)].coords.at("dp") != replica)
-        vae.fail(where, "mixes ranks of dp replicas " + std::to_string(replica) +
-                            " and " +
-                            std::to_string(m.ranks[size_t(rank)].coords.at("dp")) +
-                            "; a replica's latents are decoded by its own ranks");
-      if (std::count(group.begin(), group.end(), rank) > 1)
-        vae.fail(where, "names rank " + std::to_string(rank) + " twice");
-    }
-    if (claimed[size_t(replica)])
-      vae.fail(where, "is a second group for dp replica " + std::to_string(replica));
-    claimed[size_t(replica)] = true;
-    byReplica[size_t(replica)] = group;
-  }
-  m.vaeGroups = std::move(byReplica);
+  m.vaeGroups = readReplicaGroups(vae, m, size, "parallel_size",
+                                  "a replica's latents are decoded by its own ranks");
   if (size == 1)
     return;
   // The band program dit-verify-collectives proved: a decoder that issued
@@ -316,6 +358,15 @@ Manifest loadManifest(const std::string &dir) {
     }
   }
 
+  if (model.has("text_encoders"))
+    for (const JsonObject &entry : model.getObjectList(
+             "text_encoders", "must list the text encoders' configs", false)) {
+      std::string component = entry.getString("component");
+      entry.getString("class");
+      if (!entry.has("config") || !entry.raw().at("config").is_object())
+        entry.fail("config", "must be the text encoder's config.json object");
+      m.textEncoderConfigs[component] = entry.raw().at("config");
+    }
   if (model.has("vae_config")) {
     if (!model.raw().at("vae_config").is_object())
       model.fail("vae_config", "must be the VAE's config.json object");
@@ -476,6 +527,8 @@ Manifest loadManifest(const std::string &dir) {
 
   if (top.has("vae"))
     readVaeSection(top.getObject("vae"), m);
+  if (top.has("text_encoder"))
+    readTextEncoderSection(top.getObject("text_encoder"), m);
 
   // The plan hash covers the manifest and, through their hashes, every
   // program: an edited manifest is as foreign as another plan.

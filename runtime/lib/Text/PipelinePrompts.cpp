@@ -119,8 +119,8 @@ std::string promptUnsupportedReason(const Manifest &m) {
 }
 
 PipelinePrompts::PipelinePrompts(const std::string &snapshot, const Manifest &m,
-                                 bool readParameters)
-    : family(m.family), textTokens(m.textTokens), width(m.textEmbedDim),
+                                 bool readParameters, const EncoderShard &shard)
+    : family(m.family), shard(shard), textTokens(m.textTokens), width(m.textEmbedDim),
       pooledDim(m.pooledDim) {
   std::string reason = promptUnsupportedReason(m);
   if (!reason.empty())
@@ -140,8 +140,30 @@ PipelinePrompts::PipelinePrompts(const std::string &snapshot, const Manifest &m,
         escapeInvalidUtf8(weights.configPath()));
     encoder.tokenizer = openTokenizer(snapshot + "/" + component.tokenizer,
                                       componentClass(index, component.tokenizer));
+    if (shard.size > 1) {
+      // The plan's split, against this encoder: a plan compiled for
+      // another encoder (or edited) is refused before any rank splits it.
+      std::string why = encoderShardRefusal(encoder.config, shard.size);
+      if (!why.empty())
+        throw BadInput(m.path + ": text_encoder.tp_size " + std::to_string(shard.size) +
+                       " cannot split " + escapeInvalidUtf8(encoder.config.path()) + ": " +
+                       why);
+      int64_t layers = encoder.config.isT5() ? encoder.config.t5.numLayers
+                                             : encoder.config.clip.numLayers;
+      auto planned = m.textEncoderAllReduces.find(encoder.name);
+      int64_t expected = layers * kEncoderAllReducesPerLayer;
+      if (planned == m.textEncoderAllReduces.end() || planned->second != expected)
+        throw BadInput(m.path + ": text_encoder.encoders: the plan's TP program of " +
+                       encoder.name + " has " +
+                       (planned == m.textEncoderAllReduces.end()
+                            ? std::string("no entry")
+                            : std::to_string(planned->second) + " all-reduces") +
+                       ", but " + escapeInvalidUtf8(encoder.config.path()) + "'s " +
+                       std::to_string(layers) + " layers need " + std::to_string(expected) +
+                       " (2 per layer); the plan was compiled for another encoder");
+    }
     if (readParameters)
-      encoder.parameters = loadEncoderParameters(encoder.config, weights);
+      encoder.parameters = loadEncoderParameters(encoder.config, weights, shard);
     else
       checkEncoderParameters(encoder.config, weights);
     encoders.push_back(std::move(encoder));
@@ -203,10 +225,20 @@ PipelinePrompts::PipelinePrompts(const std::string &snapshot, const Manifest &m,
 
 PipelinePrompts::~PipelinePrompts() = default;
 
+void PipelinePrompts::setAllReduce(std::function<void(at::Tensor &)> allReduce) {
+  shard.allReduce = std::move(allReduce);
+}
+
+void PipelinePrompts::release() {
+  for (Encoder &encoder : encoders)
+    EncoderParameters().swap(encoder.parameters);
+  released = true;
+}
+
 int64_t PipelinePrompts::parameterBytes() const {
   int64_t bytes = 0;
   for (const Encoder &encoder : encoders)
-    bytes += text::encoderParameterBytes(encoder.config);
+    bytes += text::encoderParameterBytes(encoder.config, shard.size);
   return bytes;
 }
 
@@ -221,9 +253,11 @@ int64_t PipelinePrompts::encodePeakBytes(int64_t batch) const {
   for (const Encoder &encoder : encoders) {
     const text::TextEncoderConfig &c = encoder.config;
     int64_t length = tokensOf(encoder);
-    int64_t width = c.width(), inner = c.isT5() ? c.t5.innerDim() : c.clip.hidden;
-    int64_t ff = c.isT5() ? c.t5.dFf * (c.t5.gated ? 2 : 1) : c.clip.intermediate;
-    int64_t heads = c.isT5() ? c.t5.numHeads : c.clip.numHeads;
+    // Under TP a rank holds its share of the heads and inner widths.
+    int64_t parts = std::max<int64_t>(shard.size, 1);
+    int64_t width = c.width(), inner = (c.isT5() ? c.t5.innerDim() : c.clip.hidden) / parts;
+    int64_t ff = (c.isT5() ? c.t5.dFf * (c.t5.gated ? 2 : 1) : c.clip.intermediate) / parts;
+    int64_t heads = (c.isT5() ? c.t5.numHeads : c.clip.numHeads) / parts;
     // Residual, normed and penultimate states; Q, K, V and the attention
     // output; the feed-forward's inner states; scores and probabilities
     // (with T5's position bias).
@@ -263,8 +297,10 @@ EncoderOutputs PipelinePrompts::run(const Encoder &encoder,
   }
   if (mask)
     *mask = attention;
+  if (released)
+    throw std::logic_error("the text encoders were released before " + what + " was encoded");
   return runTextEncoder(encoder.config, encoder.parameters, ids,
-                        masked ? attention : at::Tensor());
+                        masked ? attention : at::Tensor(), shard);
 }
 
 PromptEmbeddings PipelinePrompts::encode(const std::vector<std::string> &prompts,

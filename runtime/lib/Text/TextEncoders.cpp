@@ -6,6 +6,7 @@
 #include "ditc/Support/BadInput.h"
 #include "ditc/Support/Utf8.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -46,13 +47,24 @@ at::Tensor activate(const at::Tensor &x, const std::string &name) {
   return at::relu(x); // "relu": the config parser allows nothing else
 }
 
+/// A row-split linear's output: the partial sums of the group added up,
+/// then the bias, once.
+at::Tensor rowLinear(const at::Tensor &x, const EncoderParameters &p, const std::string &name,
+                     bool bias, const EncoderShard &shard) {
+  at::Tensor out = at::linear(x, param(p, name + ".weight"));
+  if (shard.size > 1)
+    shard.allReduce(out);
+  return bias ? out + param(p, name + ".bias") : out;
+}
+
 /// [B, L, H * d] -> [B, H, L, d]
 at::Tensor heads(const at::Tensor &x, int64_t count) {
   return x.view({x.size(0), x.size(1), count, -1}).transpose(1, 2);
 }
 
 EncoderOutputs runT5(const T5Config &c, const EncoderParameters &p, const at::Tensor &ids,
-                     const at::Tensor &mask) {
+                     const at::Tensor &mask, const EncoderShard &shard) {
+  int64_t numHeads = c.numHeads / shard.size, innerDim = c.innerDim() / shard.size;
   int64_t batch = ids.size(0), length = ids.size(1);
   at::Tensor x = at::embedding(param(p, "shared.weight"), ids);
   at::Tensor maskBias;
@@ -69,20 +81,20 @@ EncoderOutputs runT5(const T5Config &c, const EncoderParameters &p, const at::Te
         bias = bias + maskBias;
     }
     at::Tensor h = rmsNorm(x, param(p, block + "layer.0.layer_norm.weight"), c.eps);
-    at::Tensor q = heads(linear(h, p, attn + "q", false), c.numHeads);
-    at::Tensor k = heads(linear(h, p, attn + "k", false), c.numHeads);
-    at::Tensor v = heads(linear(h, p, attn + "v", false), c.numHeads);
+    at::Tensor q = heads(linear(h, p, attn + "q", false), numHeads);
+    at::Tensor k = heads(linear(h, p, attn + "k", false), numHeads);
+    at::Tensor v = heads(linear(h, p, attn + "v", false), numHeads);
     at::Tensor scores = at::matmul(q, k.transpose(-1, -2)) + bias;
     at::Tensor out = at::matmul(at::softmax(scores, -1), v)
                          .transpose(1, 2)
-                         .reshape({batch, length, c.innerDim()});
-    x = x + linear(out, p, attn + "o", false);
+                         .reshape({batch, length, innerDim});
+    x = x + rowLinear(out, p, attn + "o", false, shard);
     std::string ff = block + "layer.1.DenseReluDense.";
     h = rmsNorm(x, param(p, block + "layer.1.layer_norm.weight"), c.eps);
     at::Tensor inner = c.gated ? activate(linear(h, p, ff + "wi_0", false), c.activation) *
                                      linear(h, p, ff + "wi_1", false)
                                : activate(linear(h, p, ff + "wi", false), c.activation);
-    x = x + linear(inner, p, ff + "wo", false);
+    x = x + rowLinear(inner, p, ff + "wo", false, shard);
   }
   return {rmsNorm(x, param(p, "encoder.final_layer_norm.weight"), c.eps), {}, {}};
 }
@@ -94,7 +106,8 @@ at::Tensor layerNorm(const at::Tensor &x, const EncoderParameters &p, const std:
 }
 
 EncoderOutputs runClip(const ClipTextConfig &c, const EncoderParameters &p,
-                       const at::Tensor &ids) {
+                       const at::Tensor &ids, const EncoderShard &shard) {
+  int64_t numHeads = c.numHeads / shard.size, inner = c.hidden / shard.size;
   int64_t batch = ids.size(0), length = ids.size(1);
   at::Tensor x = at::embedding(param(p, "text_model.embeddings.token_embedding.weight"), ids) +
                  param(p, "text_model.embeddings.position_embedding.weight").narrow(0, 0, length);
@@ -110,17 +123,17 @@ EncoderOutputs runClip(const ClipTextConfig &c, const EncoderParameters &p,
       penultimate = x;
     std::string layer = "text_model.encoder.layers." + std::to_string(i) + ".";
     at::Tensor h = layerNorm(x, p, layer + "layer_norm1", c.eps);
-    at::Tensor q = heads(linear(h, p, layer + "self_attn.q_proj", true), c.numHeads);
-    at::Tensor k = heads(linear(h, p, layer + "self_attn.k_proj", true), c.numHeads);
-    at::Tensor v = heads(linear(h, p, layer + "self_attn.v_proj", true), c.numHeads);
+    at::Tensor q = heads(linear(h, p, layer + "self_attn.q_proj", true), numHeads);
+    at::Tensor k = heads(linear(h, p, layer + "self_attn.k_proj", true), numHeads);
+    at::Tensor v = heads(linear(h, p, layer + "self_attn.v_proj", true), numHeads);
     at::Tensor scores = at::matmul(q, k.transpose(-1, -2)) * scale + causal;
     at::Tensor out = at::matmul(at::softmax(scores, -1), v)
                          .transpose(1, 2)
-                         .reshape({batch, length, c.hidden});
-    x = x + linear(out, p, layer + "self_attn.out_proj", true);
+                         .reshape({batch, length, inner});
+    x = x + rowLinear(out, p, layer + "self_attn.out_proj", true, shard);
     h = layerNorm(x, p, layer + "layer_norm2", c.eps);
-    h = linear(activate(linear(h, p, layer + "mlp.fc1", true), c.activation), p,
-               layer + "mlp.fc2", true);
+    h = rowLinear(activate(linear(h, p, layer + "mlp.fc1", true), c.activation), p,
+                  layer + "mlp.fc2", true, shard);
     x = x + h;
   }
   at::Tensor last = layerNorm(x, p, "text_model.final_layer_norm", c.eps);
@@ -158,12 +171,42 @@ void checkEncoderParameters(const text::TextEncoderConfig &config,
     locateParameter(weights, wanted);
 }
 
+std::string encoderShardRefusal(const text::TextEncoderConfig &config, int64_t size) {
+  if (size <= 1)
+    return "";
+  auto refuse = [&](const std::string &what, int64_t value) {
+    return value % size == 0 ? std::string()
+                             : what + " " + std::to_string(value) +
+                                   " is not divisible by the text encoder's tp_size " +
+                                   std::to_string(size);
+  };
+  std::string why;
+  if (config.isT5()) {
+    why = refuse("num_heads", config.t5.numHeads);
+    if (why.empty())
+      why = refuse("d_ff", config.t5.dFf);
+  } else {
+    why = refuse("num_attention_heads", config.clip.numHeads);
+    if (why.empty())
+      why = refuse("intermediate_size", config.clip.intermediate);
+  }
+  return why;
+}
+
 EncoderParameters loadEncoderParameters(const text::TextEncoderConfig &config,
-                                        const checkpoint::TransformerWeights &weights) {
+                                        const checkpoint::TransformerWeights &weights,
+                                        const EncoderShard &shard) {
   EncoderParameters out;
-  for (const text::EncoderParameter &wanted : text::encoderParameters(config))
-    out.emplace(wanted.name, readWholeTensor(locateParameter(weights, wanted), wanted.name,
-                                             wanted.shape, escapeInvalidUtf8(weights.configPath())));
+  for (const text::EncoderParameter &wanted : text::encoderParameters(config)) {
+    at::Tensor whole = readWholeTensor(locateParameter(weights, wanted), wanted.name,
+                                       wanted.shape, escapeInvalidUtf8(weights.configPath()));
+    int dim = text::encoderShardDim(wanted.name);
+    if (shard.size > 1 && dim >= 0) {
+      int64_t part = whole.size(dim) / shard.size;
+      whole = whole.narrow(dim, shard.index * part, part).clone();
+    }
+    out.emplace(wanted.name, std::move(whole));
+  }
   return out;
 }
 
@@ -179,14 +222,14 @@ at::Tensor t5PositionBias(const T5Config &c, const at::Tensor &table, int64_t le
 
 EncoderOutputs runTextEncoder(const text::TextEncoderConfig &config,
                               const EncoderParameters &parameters, const at::Tensor &ids,
-                              const at::Tensor &mask) {
+                              const at::Tensor &mask, const EncoderShard &shard) {
   if (config.isT5())
-    return runT5(config.t5, parameters, ids, mask);
+    return runT5(config.t5, parameters, ids, mask, shard);
   if (ids.size(1) > config.clip.maxPositions)
     throw BadInput(escapeInvalidUtf8(config.path()) + ": " + std::to_string(ids.size(1)) +
                    " tokens exceed max_position_embeddings " +
                    std::to_string(config.clip.maxPositions));
-  return runClip(config.clip, parameters, ids);
+  return runClip(config.clip, parameters, ids, shard);
 }
 
 } // namespace ditc::runtime

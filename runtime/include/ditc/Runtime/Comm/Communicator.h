@@ -135,6 +135,14 @@ public:
   Group *vaeTransferGroup() const {
     return vaeTransfers ? vaeTransfers.get() : vaeBands.get();
   }
+  /// The groups of this rank's replica's text encoding (the plan's
+  /// text_encoder section): over its encoding ranks when there are several
+  /// (the encoders' TP all-reduces), and over every rank of the replica
+  /// (the embeddings' broadcast from the first encoding rank). nullptr
+  /// where not built: no section, or a group of one.
+  Group *textEncoderTpGroup() const { return textTp.get(); }
+  Group *textReplicaGroup() const { return textReplica.get(); }
+
   /// The lowest rank of this rank's replica: it gathers the outputs.
   int64_t replicaLeader() const { return outputLeader; }
 
@@ -188,6 +196,7 @@ private:
   std::unique_ptr<Group> outputGroup;
   int64_t outputLeader = 0; // the rank that gathers this replica's outputs
   std::unique_ptr<Group> vaeBands, vaeTransfers;
+  std::unique_ptr<Group> textTp, textReplica;
   int start(std::unique_ptr<Transfer> transfer);
   at::Tensor finish(std::unique_ptr<Transfer> transfer);
 

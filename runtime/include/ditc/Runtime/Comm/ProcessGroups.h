@@ -40,6 +40,9 @@ public:
   virtual Wait alltoall(at::Tensor &out, at::Tensor &in) = 0;
   virtual Wait send(at::Tensor &x, int64_t peer, int tag) = 0;
   virtual Wait recv(at::Tensor &x, int64_t peer, int tag) = 0;
+  /// The member at `rootIndex` sends `x`; every other member receives into
+  /// its `x`, of the same shape. Blocks until done.
+  virtual void broadcast(at::Tensor &x, int64_t rootIndex) = 0;
 
   std::string key;
   std::vector<int64_t> members;

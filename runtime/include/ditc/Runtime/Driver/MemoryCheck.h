@@ -32,13 +32,17 @@ struct RankMemoryNeed {
   /// decode's peak (the band's, with a patch-parallel VAE), which comes
   /// after the steps' activations are freed.
   int64_t vaeParamBytes = 0, decodeBytes = 0;
-  /// A rank that encodes prompts (--prompt): the text encoders' float32
-  /// parameters, resident for the run, and the encode's peak, which comes
-  /// before the steps' activations.
+  /// A rank that encodes prompts (--prompt): its share of the text
+  /// encoders' float32 parameters, resident for the run unless
+  /// `textOffloaded` (the plan's text_encoder offload frees them before the
+  /// steps), and the encode's peak, which comes before the steps'
+  /// activations.
   int64_t textParamBytes = 0, encodeBytes = 0;
+  bool textOffloaded = false;
   /// Parameters (the transformer's, the VAE's and the text encoders') and
   /// the largest of the encode's, the steps' and the decode's activations:
-  /// what the rank's tensors need.
+  /// what the rank's tensors need. Offloaded encoders count only with the
+  /// encode.
   int64_t tensorBytes() const;
   int64_t total() const;
 };

@@ -98,6 +98,19 @@ struct Manifest {
   /// (plans that split the decode over two or more bands); the decoder
   /// must issue exactly these in each decode pass (Driver/VaeDecodeGroup.h).
   std::vector<BandExchange> vaeExchanges;
+  /// model.text_encoders: the text encoders' configs the plan was compiled
+  /// from, by component ("text_encoder_2"); empty when the snapshot had
+  /// none. A --weights snapshot whose configs differ is refused.
+  std::map<std::string, nlohmann::json> textEncoderConfigs;
+  /// text_encoder: the ranks that encode each replica's prompts in TP
+  /// order (indexed by dp coordinate), whether the encoders are freed once
+  /// the prompts are encoded, and each encoder's all-reduces in its TP
+  /// program (component -> count). Empty groups when the plan has no
+  /// text_encoder section: every rank encodes its prompts, whole.
+  std::vector<std::vector<int64_t>> textEncoderGroups;
+  int64_t textEncoderTp = 1;
+  bool textEncoderOffload = false;
+  std::map<std::string, int64_t> textEncoderAllReduces;
 
   int64_t worldSize() const { return int64_t(ranks.size()); }
   int64_t axisSize(const std::string &axis) const;
@@ -126,6 +139,9 @@ struct Manifest {
   std::vector<int64_t> vaeDecoders(int64_t replica) const;
   /// The latent rows of each band of vaeDecoders (all rows for one rank).
   std::vector<int64_t> vaeBands() const;
+  /// The ranks that encode replica `replica`'s prompts, in TP order: the
+  /// plan's text_encoder group; empty when every rank encodes its own.
+  std::vector<int64_t> textEncoders(int64_t replica) const;
 };
 
 /// "[1, 16, 32]": a shape as messages and logs show it.

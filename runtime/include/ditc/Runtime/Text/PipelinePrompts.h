@@ -51,8 +51,12 @@ public:
   /// and lengths must give the plan's text_embed_dim, pooled_dim and
   /// text_tokens. With `readParameters`, reads every encoder's parameters
   /// (else only configs and tokenizers: a check). Throws BadInput naming
-  /// the file, the field and the plan's value.
-  PipelinePrompts(const std::string &snapshot, const Manifest &m, bool readParameters);
+  /// the file, the field and the plan's value. Under a `shard` (the plan's
+  /// text_encoder tp_size, this rank's index in its group) each encoder is
+  /// read split, after its head counts and widths are checked against the
+  /// split and its layers against the plan's all-reduce count.
+  PipelinePrompts(const std::string &snapshot, const Manifest &m, bool readParameters,
+                  const EncoderShard &shard = {});
   ~PipelinePrompts();
 
   /// Encodes `prompts` (one per batch item); `what` names them in messages
@@ -62,7 +66,14 @@ public:
   PromptEmbeddings encode(const std::vector<std::string> &prompts,
                           const std::string &what) const;
 
-  /// Float32 bytes of every encoder's parameters.
+  /// Sets how a split encoder sums its partial outputs over its group
+  /// (once the process groups exist).
+  void setAllReduce(std::function<void(at::Tensor &)> allReduce);
+  /// Frees every encoder's parameters (the plan's text_encoder offload):
+  /// encode may not be called again.
+  void release();
+
+  /// Float32 bytes of this rank's share of every encoder's parameters.
   int64_t parameterBytes() const;
   /// An upper estimate of one encode's float32 activations for `batch`
   /// prompts: per encoder, its hidden states, Q, K, V and the feed-forward's
@@ -91,6 +102,8 @@ private:
 
   std::string family; // "flux", "sd3", "wan"
   std::vector<Encoder> encoders;
+  EncoderShard shard;
+  bool released = false;
   int64_t textTokens = 0, width = 0, pooledDim = 0;
 };
 

@@ -23,6 +23,7 @@
 
 #include <ATen/ATen.h>
 
+#include <functional>
 #include <map>
 #include <string>
 
@@ -35,13 +36,33 @@ namespace ditc::runtime {
 /// The encoder's parameters as float32 tensors, by name.
 using EncoderParameters = std::map<std::string, at::Tensor>;
 
+/// A rank's share of an encoder under tensor parallelism (the plan's
+/// text_encoder tp_size), as ditc's dit-partition-text-encoder pass splits
+/// it: the heads and the feed-forward's inner width `size` ways, this rank
+/// holding the `index`-th part; `allReduce` sums the partial outputs of a
+/// row-split linear over the group, in place. The default is whole.
+struct EncoderShard {
+  int64_t size = 1, index = 0;
+  std::function<void(at::Tensor &)> allReduce;
+};
+
+/// The all-reduces one encoder layer makes under TP (after the attention
+/// output and after the feed-forward), as the plan counts them.
+constexpr int64_t kEncoderAllReducesPerLayer = 2;
+
+/// Why `config` cannot be split `size` ways (a head count or width it does
+/// not divide), or "".
+std::string encoderShardRefusal(const text::TextEncoderConfig &config, int64_t size);
+
 /// Reads every parameter of `config` from a text encoder folder's weights
 /// (F32, F16 or BF16, widened to float32); T5's embedding from
 /// shared.weight or, when only that is stored, encoder.embed_tokens.weight.
 /// Throws BadInput naming the weights file and the tensor when one is
 /// missing, has another shape or holds a NaN.
+/// Under a `shard`, keeps this rank's part of each split parameter.
 EncoderParameters loadEncoderParameters(const text::TextEncoderConfig &config,
-                                        const checkpoint::TransformerWeights &weights);
+                                        const checkpoint::TransformerWeights &weights,
+                                        const EncoderShard &shard = {});
 
 /// The names and shapes of loadEncoderParameters alone, nothing read.
 void checkEncoderParameters(const text::TextEncoderConfig &config,
@@ -55,10 +76,11 @@ struct EncoderOutputs {
 
 /// Runs the encoder on `ids` [B, L] (int64). `mask` [B, L] (1 for tokens,
 /// 0 for padding) is T5's attention mask; undefined runs unmasked, as FLUX
-/// and SD3 run T5. CLIP ignores it (the pipelines pass none).
+/// and SD3 run T5. CLIP ignores it (the pipelines pass none). `parameters`
+/// are `shard`'s part, loaded with it.
 EncoderOutputs runTextEncoder(const text::TextEncoderConfig &config,
                               const EncoderParameters &parameters, const at::Tensor &ids,
-                              const at::Tensor &mask);
+                              const at::Tensor &mask, const EncoderShard &shard = {});
 
 /// T5's bias table for `length` tokens: [1, heads, L, L] from a layer's
 /// relative_attention_bias [buckets, heads].
