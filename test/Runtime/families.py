@@ -3,7 +3,8 @@
 the bundled real snapshots.
 
 The real models are far too large for a CPU test, so each one is copied
-(model_index.json, transformer/, transformer_2/, vae/) into the work folder
+(model_index.json, transformer/, transformer_2/, vae/, but not the text
+encoders) into the work folder
 and its transformer config is edited to tiny sizes. Only sizes change: every
 key the family's reader (lib/Importer/ModelSpec.cpp) looks at keeps its
 meaning, and every flag that selects structure stays as published
@@ -156,9 +157,13 @@ WRITER = os.path.join(os.path.dirname(HERE), "lib", "snapshot.py")
 
 def shrink(source, dest, edits):
     """Copies the snapshot folder `source` to `dest` and applies `edits` to
-    every transformer config in it (transformer/, transformer_2/)."""
+    every transformer config in it (transformer/, transformer_2/). The text
+    encoders' configs are left out: their published widths would not match
+    the shrunken transformer's, and the test/Text suite covers them."""
     shutil.rmtree(dest, ignore_errors=True)
-    shutil.copytree(source, dest)
+    shutil.copytree(source, dest,
+                    ignore=lambda folder, names: [n for n in names
+                                                  if n.startswith("text_encoder")])
     for part in ("transformer", "transformer_2"):
         path = os.path.join(dest, part, "config.json")
         if not os.path.exists(path):
