@@ -43,11 +43,11 @@ std::unique_ptr<PipelinePrompts> loadPromptStage(const RunOptions &options, cons
   }
   // The plan's text_encoder section: this rank's replica's encoding ranks
   // read the encoders (split over them under TP); the replica's other ranks
-  // check the files only and receive the embeddings.
+  // (and a rank without a program) check the files only.
   std::vector<int64_t> encoders =
       m.textEncoders(m.ranks[size_t(options.rank)].coords.at("dp"));
   EncoderShard shard;
-  bool encodes = encoders.empty() || std::count(encoders.begin(), encoders.end(), options.rank);
+  bool encodes = encodesPrompts(m, options.rank);
   if (encodes && !encoders.empty()) {
     shard.size = int64_t(encoders.size());
     shard.index = std::find(encoders.begin(), encoders.end(), options.rank) - encoders.begin();
