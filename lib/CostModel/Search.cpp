@@ -101,6 +101,100 @@ double degreeDistance(const Degrees &a, const Degrees &b) {
   return sum;
 }
 
+/// Whether the text-encoder rules let the encoders split `tp` ways
+/// (text-encoder-heads: tp divides every encoder's heads and the widths it
+/// splits). The rule runs on `scratch` with a text_encoder placement of tp,
+/// which is removed again so the candidates' own judgement never sees it.
+bool textEncoderSplits(LegalityContext &scratch, int64_t tp) {
+  std::vector<Placement> &placements = scratch.deployment.placements;
+  std::vector<Placement> saved = placements;
+  placements.erase(std::remove_if(placements.begin(), placements.end(),
+                                  [](const Placement &p) { return p.component == "text_encoder"; }),
+                   placements.end());
+  Placement encoder;
+  encoder.component = "text_encoder";
+  encoder.degrees[Axis::TP] = tp;
+  placements.push_back(encoder);
+  DiagnosticSink quiet(/*detailed=*/false);
+  const LegalityContext &ctx = scratch;
+  for (const LegalityRule &rule : legalityRules())
+    if (std::string(rule.id) == "text-encoder-heads")
+      rule.check(ctx, quiet);
+  placements = std::move(saved);
+  return std::none_of(quiet.diagnostics.begin(), quiet.diagnostics.end(),
+                      [](const RuleDiagnostic &d) { return d.severity == Severity::Error; });
+}
+
+/// The encoders' work per tp_size, partitioned once each.
+class TextEncodePricer {
+public:
+  TextEncodePricer(mlir::ModuleOp imported, LegalityContext &scratch,
+                   const SearchOptions &options)
+      : imported(imported), scratch(scratch), options(options) {}
+
+  /// The work at `tp`, or nullptr when the rules refuse it or the module
+  /// has no encoder graph to price.
+  const TextEncodeWork *work(int64_t tp) {
+    auto it = works.find(tp);
+    if (it != works.end())
+      return it->second ? &*it->second : nullptr;
+    std::optional<TextEncodeWork> found;
+    if (tp == 1 || textEncoderSplits(scratch, tp)) {
+      mlir::FailureOr<std::optional<TextEncodeWork>> extracted =
+          partitionAndExtractTextEncoders(imported, tp);
+      if (mlir::succeeded(extracted))
+        found = std::move(*extracted);
+    }
+    std::optional<TextEncodeWork> &stored = works.emplace(tp, std::move(found)).first->second;
+    return stored ? &*stored : nullptr;
+  }
+
+  /// The fastest encode for a replica of `replicaRanks` ranks whose
+  /// transformer holds `transformerParams` per rank and peaks at
+  /// `transformerPeak` in a step: nullopt when nothing fits; not priced
+  /// when there is nothing to price.
+  std::optional<TextEncodeChoice> choose(int64_t replicaRanks, double transformerParams,
+                                         double transformerPeak) {
+    TextEncodeChoice unpriced;
+    if (!options.priceTextEncoders || !work(1))
+      return unpriced;
+    std::optional<TextEncodeChoice> best;
+    double memory = options.hardware.memoryBytes;
+    for (int64_t tp = 1; tp <= replicaRanks; ++tp) {
+      const TextEncodeWork *w = work(tp);
+      if (!w)
+        continue;
+      double seconds = textEncodeSeconds(*w, options.hardware, options.branchCalls, replicaRanks,
+                                         std::min(tp, std::max<int64_t>(1, options.gpusPerNode)));
+      for (bool offload : {false, true}) {
+        TextEncodeChoice choice;
+        choice.priced = true;
+        choice.tpSize = tp;
+        choice.offload = offload;
+        choice.seconds = seconds;
+        choice.paramBytes = w->paramBytes;
+        // The encode runs beside the transformer's parameters (dit-run
+        // loads both before the first request); the steps keep the
+        // encoders only when they are not offloaded.
+        choice.peakMemoryBytes = transformerParams + w->paramBytes + w->peakActivationBytes;
+        if (choice.peakMemoryBytes > memory || transformerPeak + choice.residentBytes() > memory)
+          continue;
+        // Equal times: resident before offloaded, the smaller tp first.
+        if (!best || choice.seconds < best->seconds)
+          best = choice;
+        break;
+      }
+    }
+    return best;
+  }
+
+private:
+  mlir::ModuleOp imported;
+  LegalityContext &scratch;
+  const SearchOptions &options;
+  std::map<int64_t, std::optional<TextEncodeWork>> works;
+};
+
 } // namespace
 
 std::string shortDegrees(const Degrees &d) {
@@ -206,6 +300,7 @@ searchConfigurations(mlir::ModuleOp imported, const LegalityContext &context,
                      const SearchOptions &options) {
   SearchResult result;
   LegalityContext scratch = compactLegalityContext(context);
+  TextEncodePricer encoders(imported, scratch, options);
   std::map<std::array<int64_t, 4>, TransformerWork> works;
   auto workFor = [&](const Degrees &d) -> const TransformerWork * {
     auto key = shapeKey(d);
@@ -225,10 +320,10 @@ searchConfigurations(mlir::ModuleOp imported, const LegalityContext &context,
     config.branchCalls = options.branchCalls;
     return config;
   };
-  // A request takes its steps and its decode (priced once the
+  // A request takes its encode, its steps and its decode (priced once the
   // configuration is known to fit, below).
   auto endToEnd = [&](const RankedConfiguration &c) {
-    return c.estimate.stepSeconds * double(options.steps) + c.decode.seconds;
+    return c.encode.seconds + c.estimate.stepSeconds * double(options.steps) + c.decode.seconds;
   };
   auto requestsPerSecond = [&](const RankedConfiguration &c) {
     return double(c.config.degrees[Axis::DP]) / endToEnd(c);
@@ -243,13 +338,19 @@ searchConfigurations(mlir::ModuleOp imported, const LegalityContext &context,
   result.singleGpu = estimateStep(*single, one, options.hardware);
   result.singleGpuFits =
       result.singleGpu.peakMemoryBytes() <= options.hardware.memoryBytes;
-  if (std::optional<VaeDecodeChoice> decode =
-          chooseVaeDecode(options, 1, result.singleGpu.paramBytes))
+  if (std::optional<TextEncodeChoice> encode = encoders.choose(
+          1, result.singleGpu.paramBytes, result.singleGpu.peakMemoryBytes()))
+    result.singleGpuEncode = *encode;
+  else
+    result.singleGpuFits = false;
+  if (std::optional<VaeDecodeChoice> decode = chooseVaeDecode(
+          options, 1, result.singleGpu.paramBytes + result.singleGpuEncode.residentBytes()))
     result.singleGpuDecode = *decode;
   else
     result.singleGpuFits = false;
-  result.singleGpuEndToEndSeconds =
-      result.singleGpu.stepSeconds * double(options.steps) + result.singleGpuDecode.seconds;
+  result.singleGpuEndToEndSeconds = result.singleGpuEncode.seconds +
+                                    result.singleGpu.stepSeconds * double(options.steps) +
+                                    result.singleGpuDecode.seconds;
 
   // Judge every candidate first: pricing needs a partition per shape, and
   // the shapes worth partitioning are known only once the legal ones are.
@@ -320,10 +421,17 @@ searchConfigurations(mlir::ModuleOp imported, const LegalityContext &context,
       RankedConfiguration candidate;
       candidate.config = configurationOf(c.degrees, c.orders[i]);
       candidate.estimate = estimateStep(*work, candidate.config, options.hardware);
-      // The decode does not depend on the order: its bands are the first
-      // ranks of a replica.
-      if (std::optional<VaeDecodeChoice> decode = chooseVaeDecode(
-              options, c.degrees.instanceSize(), candidate.estimate.paramBytes))
+      // The encode and the decode do not depend on the order: their
+      // groups are the first ranks of a replica.
+      if (std::optional<TextEncodeChoice> encode =
+              encoders.choose(c.degrees.instanceSize(), candidate.estimate.paramBytes,
+                              candidate.estimate.peakMemoryBytes()))
+        candidate.encode = *encode;
+      else
+        candidate.encode.peakMemoryBytes = std::numeric_limits<double>::infinity();
+      if (std::optional<VaeDecodeChoice> decode =
+              chooseVaeDecode(options, c.degrees.instanceSize(),
+                              candidate.estimate.paramBytes + candidate.encode.residentBytes()))
         candidate.decode = *decode;
       else
         candidate.decode.peakMemoryBytes = std::numeric_limits<double>::infinity();
@@ -334,7 +442,9 @@ searchConfigurations(mlir::ModuleOp imported, const LegalityContext &context,
     }
     if (!best)
       continue;
-    if (best->estimate.peakMemoryBytes() > options.hardware.memoryBytes ||
+    if (best->estimate.peakMemoryBytes() + best->encode.residentBytes() >
+            options.hardware.memoryBytes ||
+        best->encode.peakMemoryBytes > options.hardware.memoryBytes ||
         best->decode.peakMemoryBytes > options.hardware.memoryBytes) {
       ++result.tooLarge;
       continue;
@@ -385,7 +495,15 @@ searchConfigurations(mlir::ModuleOp imported, const LegalityContext &context,
 
 namespace ditc {
 
-std::vector<std::pair<Degrees, int64_t>>
+SuggestedComponents suggestedComponents(const RankedConfiguration &c) {
+  SuggestedComponents out;
+  out.vaeParallelSize = c.decode.parallelSize;
+  out.textEncoderTpSize = c.encode.tpSize;
+  out.textEncoderOffload = c.encode.offload;
+  return out;
+}
+
+std::vector<std::pair<Degrees, SuggestedComponents>>
 suggestConfigurations(mlir::ModuleOp imported, const LegalityContext &context,
                       const HardwareProfile &hardware, int64_t steps, int64_t branchCalls,
                       const std::string &vaeConfig, const VaeDecodeShape &vaeShape) {
@@ -408,13 +526,13 @@ suggestConfigurations(mlir::ModuleOp imported, const LegalityContext &context,
   options.confirmTop = 3;
   mlir::FailureOr<SearchResult> found =
       searchConfigurations(imported, context, options);
-  std::vector<std::pair<Degrees, int64_t>> out;
+  std::vector<std::pair<Degrees, SuggestedComponents>> out;
   if (mlir::failed(found))
     return out;
   for (const RankedConfiguration &c : found->ranked) {
     if (out.size() == 3)
       break;
-    out.emplace_back(c.config.degrees, c.decode.parallelSize);
+    out.emplace_back(c.config.degrees, suggestedComponents(c));
   }
   return out;
 }

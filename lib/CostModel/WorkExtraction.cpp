@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "ditc/CostModel/WorkExtraction.h"
 
+#include "ditc/Analysis/Legality.h"
 #include "ditc/Analysis/Overlap.h"
 #include "ditc/Analysis/StepAccounting.h"
 #include "ditc/Support/RowChunks.h"
@@ -27,6 +28,8 @@
 #include "mlir/Pass/PassManager.h"
 
 #include "llvm/ADT/DenseMap.h"
+
+#include <set>
 
 using namespace mlir;
 
@@ -287,7 +290,117 @@ private:
   llvm::DenseMap<Operation *, int64_t> blocks;
 };
 
+/// Adds one encoder graph's ops to `work`; `earlierOutputs` are the bytes
+/// of the encoders' results that ran before it (alive until the call ends).
+void accountTextEncoder(dit::ComponentOp component, double earlierOutputs,
+                        TextEncodeWork &work) {
+  // The graphs carry their local types after dit-partition-text-encoder,
+  // so a mesh of one rank reads each op's own share.
+  MeshInfo local;
+  std::set<std::string> seen;
+  Block &body = component.getBody().front();
+  llvm::DenseMap<Value, size_t> lastUse;
+  std::vector<Operation *> ops;
+  for (Operation &op : body) {
+    for (Value v : op.getOperands())
+      lastUse[v] = ops.size();
+    ops.push_back(&op);
+  }
+  std::vector<double> dying(ops.size() + 1, 0);
+  double live = earlierOutputs, peak = live;
+  for (BlockArgument arg : body.getArguments()) {
+    live += bytesOf(arg.getType());
+    if (auto it = lastUse.find(arg); it != lastUse.end())
+      dying[it->second] += bytesOf(arg.getType());
+  }
+  for (size_t i = 0; i < ops.size(); ++i) {
+    Operation *op = ops[i];
+    if (auto reduce = dyn_cast<shard::AllReduceOp>(op)) {
+      ++work.allReduces;
+      work.allReduceBytes += bytesOf(reduce.getInput().getType());
+    } else if (op->getNumResults() > 0) {
+      // A parameter two ops read (T5's tied embedding, its bias table)
+      // is held once.
+      double weights = 0;
+      for (const ParamSlice &slice : parameterSlices(op, local))
+        if (seen.insert(slice.name).second)
+          weights += double(slice.localBytes);
+      work.paramBytes += weights;
+      double flops = double(opFlops(op, local));
+      double bytes = bytesOf(op->getOperandTypes()) + bytesOf(op->getResultTypes()) + weights;
+      if (auto attention = dyn_cast<dit::AttentionOp>(op)) {
+        double keys = double(cast<RankedTensorType>(attention.getInputs()[1].getType())
+                                 .getDimSize(1));
+        work.compute.add(OpClass::Attention, flops, bytes);
+        work.compute.attentionFlopsByKeys[keys] += flops;
+      } else {
+        work.compute.add(isa<dit::LinearOp>(op) ? OpClass::Gemm : OpClass::Elementwise, flops,
+                         bytes, weights);
+      }
+    }
+    for (Value v : op->getResults()) {
+      live += bytesOf(v.getType());
+      auto it = lastUse.find(v);
+      dying[it == lastUse.end() ? i : it->second] += bytesOf(v.getType());
+    }
+    peak = std::max(peak, live);
+    live -= dying[i];
+  }
+  work.peakActivationBytes = std::max(work.peakActivationBytes, peak);
+}
+
 } // namespace
+
+FailureOr<std::optional<TextEncodeWork>>
+partitionAndExtractTextEncoders(ModuleOp imported, int64_t tp) {
+  auto encoders = [](ModuleOp module) {
+    SmallVector<dit::ComponentOp> out;
+    if (auto fn = module.lookupSymbol<func::FuncOp>("text_encoder"); fn && !fn.isExternal())
+      fn.walk([&](dit::ComponentOp op) {
+        if (op.getKind() == dit::ComponentKind::TextEncoder)
+          out.push_back(op);
+      });
+    return out;
+  };
+  SmallVector<dit::ComponentOp> found = encoders(imported);
+  if (found.empty() || llvm::any_of(found, [](dit::ComponentOp c) {
+        return c.getBody().empty();
+      }))
+    return std::optional<TextEncodeWork>();
+  MLIRContext *context = imported.getContext();
+  OwningOpRef<ModuleOp> module(cast<ModuleOp>(imported->clone()));
+  if (tp > 1) {
+    Deployment deployment;
+    deployment.numGpus = tp;
+    Placement transformer, encoder;
+    transformer.component = "transformer";
+    encoder.component = "text_encoder";
+    encoder.degrees[Axis::TP] = tp;
+    deployment.placements = {transformer, encoder};
+    (*module)->setAttr(dit::DitDialect::kDeploymentAttrName,
+                       deploymentToAttribute(*context, deployment));
+    PassManager pm(context);
+    pm.enableVerifier(false);
+    pm.addPass(createPartitionTextEncoder());
+    if (failed(pm.run(*module)))
+      return failure();
+  }
+  TextEncodeWork work;
+  work.tpSize = tp;
+  double outputs = 0;
+  for (dit::ComponentOp component : encoders(*module)) {
+    accountTextEncoder(component, outputs, work);
+    outputs += bytesOf(component->getResultTypes());
+    for (Type t : component->getResultTypes())
+      if (auto tensor = dyn_cast<RankedTensorType>(t); tensor && tensor.getElementType().isF32())
+        work.bf16 = false;
+  }
+  // What the transformer reads: @text_encoder's results after the
+  // pipeline's assembly (SD3 concatenates and pads).
+  auto fn = (*module).lookupSymbol<func::FuncOp>("text_encoder");
+  work.outputBytes = bytesOf(fn.getResultTypes());
+  return std::optional<TextEncodeWork>(std::move(work));
+}
 
 FailureOr<TransformerWork> extractTransformerWork(ModuleOp module) {
   FailureOr<MeshInfo> mesh = readMeshInfo(module);

@@ -14,6 +14,7 @@
 #include "ditc/Importer/Importer.h"
 #include "ditc/Importer/LoadModel.h"
 #include "ditc/InitAll.h"
+#include "ditc/Text/EncoderConfig.h"
 
 #include "mlir/IR/MLIRContext.h"
 
@@ -265,4 +266,128 @@ TEST(VaeDecodeCost, CountsWhatTheRuntimeCountsForWan) {
   std::optional<VaeDecodeWork> work = vaeDecodeWork(bundledVae("tiny-wan"), {1, 3, 4, 4}, 1);
   ASSERT_TRUE(work);
   EXPECT_NEAR((work->convolutionFlops + work->attentionFlops) / 1e9, 0.400, 0.0005);
+}
+
+//===----------------------------------------------------------------------===//
+// The prompt encode
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Every text encoder of a bundled model: one rank's share of its float32
+/// parameters at `tp`, as dit-run's memory check counts them (lib/Text).
+double runtimeEncoderBytes(const std::string &model, int64_t tp) {
+  ModelSpec spec = loadModel(model);
+  double bytes = 0;
+  for (const ModelSpec::TextEncoderSpec &e : spec.textEncoders)
+    bytes += double(text::encoderParameterBytes(
+        text::parseTextEncoderConfig(nlohmann::json::parse(e.config), e.className,
+                                     e.configPath),
+        tp));
+  return bytes;
+}
+
+} // namespace
+
+TEST(TextEncodeCost, ReadsTheSplitGraphsAsTheRuntimeSplitsThem) {
+  // FLUX: CLIP-L (12 layers, 12 heads) and T5-XXL's encoder (24 layers, 64
+  // heads), priced from @text_encoder as the partition pass splits it.
+  Imported flux = import("flux.1-dev", Degrees());
+  mlir::FailureOr<std::optional<TextEncodeWork>> one =
+      partitionAndExtractTextEncoders(*flux.module, 1);
+  mlir::FailureOr<std::optional<TextEncodeWork>> four =
+      partitionAndExtractTextEncoders(*flux.module, 4);
+  ASSERT_TRUE(mlir::succeeded(one) && *one);
+  ASSERT_TRUE(mlir::succeeded(four) && *four);
+  // Parameters: the bf16 graph's share is half the runtime's float32 share,
+  // whole and split 4 ways (embeddings, norms and CLIP's pooling whole).
+  EXPECT_NEAR((*one)->paramBytes * 2, runtimeEncoderBytes("flux.1-dev", 1), 1.0);
+  EXPECT_NEAR((*four)->paramBytes * 2, runtimeEncoderBytes("flux.1-dev", 4), 1.0);
+  EXPECT_GT((*one)->paramBytes / (1 << 30), 8.5); // T5-XXL's encoder in bf16
+  // Two all-reduces per layer, none unsplit.
+  EXPECT_EQ((*one)->allReduces, 0);
+  EXPECT_EQ((*four)->allReduces, 2 * (12 + 24));
+  // The linears' FLOPs split exactly; the attention's with the heads.
+  auto gemm = [](const TextEncodeWork &w) { return w.compute.flops[size_t(OpClass::Gemm)]; };
+  auto attention = [](const TextEncodeWork &w) {
+    return w.compute.flops[size_t(OpClass::Attention)];
+  };
+  EXPECT_NEAR(gemm(**four) * 4, gemm(**one), gemm(**one) * 1e-12);
+  EXPECT_NEAR(attention(**four) * 4, attention(**one), attention(**one) * 1e-12);
+  // 2 x 4.7e9 parameters x 512 tokens, give or take CLIP and attention.
+  EXPECT_NEAR(gemm(**one) / 1e12, 4.9, 0.3);
+  // What the transformer reads: T5's 512 x 4096 states and CLIP's pooled 768.
+  EXPECT_EQ((*one)->outputBytes, 2.0 * (512 * 4096 + 768));
+  HardwareProfile h100 = loadHardwareProfile("h100-sxm");
+  double alone = textEncodeSeconds(**one, h100, 1, 1, 1);
+  EXPECT_LT(textEncodeSeconds(**four, h100, 1, 4, 4), alone);
+  // A second guidance branch encodes its negative prompt in a second call.
+  EXPECT_NEAR(textEncodeSeconds(**one, h100, 2, 1, 1), 2 * alone, alone * 1e-12);
+  // The pass refuses a tp that does not divide the heads (12 and 64).
+  EXPECT_TRUE(mlir::failed(partitionAndExtractTextEncoders(*flux.module, 5)));
+}
+
+TEST(TextEncodeCost, ModelsWithoutEncoderGraphsLeaveTheEncodeUnpriced) {
+  // Qwen-Image's Qwen2.5-VL has no graph in ditc: nothing to price.
+  Imported qwen = import("qwen-image", Degrees());
+  mlir::FailureOr<std::optional<TextEncodeWork>> work =
+      partitionAndExtractTextEncoders(*qwen.module, 1);
+  ASSERT_TRUE(mlir::succeeded(work));
+  EXPECT_FALSE(*work);
+}
+
+TEST(Search, EndToEndAddsTheEncodeAndOffloadsWhenOnlyThatFits) {
+  // Wan 2.1 14B on one GPU: its transformer (about 26 GiB in bf16) and
+  // UMT5-XXL (10.6 GiB) fit an H100 side by side; on a 40 GiB card the
+  // encoder fits only offloaded.
+  Imported wan = import("wan2.1-t2v-14b", Degrees());
+  SearchOptions options;
+  options.numGpus = 2;
+  options.gpusPerNode = 2;
+  options.steps = 50;
+  options.branchCalls = 2;
+  options.hardware = loadHardwareProfile("h100-sxm");
+  mlir::FailureOr<SearchResult> roomy = searchConfigurations(*wan.module, wan.legality, options);
+  ASSERT_TRUE(mlir::succeeded(roomy));
+  ASSERT_TRUE(roomy->singleGpuEncode.priced);
+  EXPECT_FALSE(roomy->singleGpuEncode.offload);
+  EXPECT_NEAR(roomy->singleGpuEncode.paramBytes / double(1 << 30), 10.6, 0.1);
+  EXPECT_NEAR(roomy->singleGpuEndToEndSeconds,
+              roomy->singleGpuEncode.seconds + 50 * roomy->singleGpu.stepSeconds +
+                  roomy->singleGpuDecode.seconds,
+              1e-9);
+  ASSERT_FALSE(roomy->ranked.empty());
+  for (const RankedConfiguration &c : roomy->ranked) {
+    ASSERT_TRUE(c.encode.priced);
+    EXPECT_NEAR(c.endToEndSeconds,
+                c.encode.seconds + 50 * c.estimate.stepSeconds + c.decode.seconds, 1e-9);
+    // Two ranks per replica: the encoders split over both (64 heads).
+    if (c.config.degrees.instanceSize() == 2)
+      EXPECT_EQ(c.encode.tpSize, 2);
+  }
+  // A card with just the room the encode needs beside the transformer's
+  // parameters, which is less than the steps would need with UMT5 still
+  // resident: only the offloaded encoders fit.
+  double encodePeak = roomy->singleGpuEncode.peakMemoryBytes;
+  ASSERT_LT(encodePeak, roomy->singleGpu.peakMemoryBytes() + roomy->singleGpuEncode.paramBytes);
+  ASSERT_GE(encodePeak, roomy->singleGpu.peakMemoryBytes());
+  options.hardware.memoryBytes = encodePeak;
+  mlir::FailureOr<SearchResult> tight = searchConfigurations(*wan.module, wan.legality, options);
+  ASSERT_TRUE(mlir::succeeded(tight));
+  EXPECT_TRUE(tight->singleGpuEncode.offload);
+  EXPECT_TRUE(tight->singleGpuFits);
+  // A little less, and the encode itself does not fit beside the
+  // transformer: one GPU does not fit at all.
+  options.hardware.memoryBytes = encodePeak * 0.999;
+  tight = searchConfigurations(*wan.module, wan.legality, options);
+  ASSERT_TRUE(mlir::succeeded(tight));
+  EXPECT_FALSE(tight->singleGpuFits);
+  // Without the encoders the request is faster, by the encode.
+  options.hardware = loadHardwareProfile("h100-sxm");
+  options.priceTextEncoders = false;
+  mlir::FailureOr<SearchResult> bare = searchConfigurations(*wan.module, wan.legality, options);
+  ASSERT_TRUE(mlir::succeeded(bare));
+  EXPECT_FALSE(bare->singleGpuEncode.priced);
+  EXPECT_NEAR(roomy->singleGpuEndToEndSeconds - bare->singleGpuEndToEndSeconds,
+              roomy->singleGpuEncode.seconds, 1e-9);
 }

@@ -113,6 +113,9 @@ ParallelFlags readParallelFlags(const ArgParser &args);
 
 /// The flags that would select `degrees` on `numGpus` GPUs.
 std::string degreesAsFlags(const Degrees &degrees, int64_t numGpus);
+/// " --text-encoder-tp-size T --text-encoder-offload --vae-parallel-size V",
+/// each only when it is not the default.
+std::string componentsAsFlags(const SuggestedComponents &components);
 /// The same degrees under the flags' JSON names.
 nlohmann::json degreesAsJson(const Degrees &degrees);
 

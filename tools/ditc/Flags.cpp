@@ -231,6 +231,17 @@ ParallelFlags readParallelFlags(const ArgParser &args) {
   return flags;
 }
 
+std::string componentsAsFlags(const SuggestedComponents &c) {
+  std::string out;
+  if (c.textEncoderTpSize > 1)
+    out += " --text-encoder-tp-size " + std::to_string(c.textEncoderTpSize);
+  if (c.textEncoderOffload)
+    out += " --text-encoder-offload";
+  if (c.vaeParallelSize > 1)
+    out += " --vae-parallel-size " + std::to_string(c.vaeParallelSize);
+  return out;
+}
+
 std::string degreesAsFlags(const Degrees &d, int64_t numGpus) {
   std::string out = kNumGpusFlag.name + " " + std::to_string(numGpus);
   for (const DegreeFlag &f : kDegreeFlags)

@@ -45,12 +45,20 @@ std::vector<RuleDiagnostic> allDiagnostics(const Request &request,
   return diagnostics;
 }
 
-/// " --vae-parallel-size V" (and its row split) when the VAE is split.
-std::string vaeFlags(const Deployment &deployment) {
+/// " --text-encoder-tp-size T" (and the offload) and " --vae-parallel-size
+/// V" (and its row split) when those components are split.
+std::string componentFlags(const Deployment &deployment) {
+  std::string out;
+  if (const Placement *encoder = deployment.find("text_encoder")) {
+    if (encoder->degrees[Axis::TP] > 1)
+      out += " --text-encoder-tp-size " + std::to_string(encoder->degrees[Axis::TP]);
+    if (encoder->offload)
+      out += " --text-encoder-offload";
+  }
   const Placement *vae = deployment.find("vae");
   if (!vae || vae->vaeParallelSize == 1)
-    return "";
-  std::string out = " --vae-parallel-size " + std::to_string(vae->vaeParallelSize);
+    return out;
+  out += " --vae-parallel-size " + std::to_string(vae->vaeParallelSize);
   for (size_t i = 0; i < vae->vaeRowSplit.size(); ++i)
     out += (i ? "," : " --vae-row-split ") + std::to_string(vae->vaeRowSplit[i]);
   return out;
@@ -98,7 +106,7 @@ LegalityReport checkRequest(mlir::MLIRContext &context, const Request &request,
     throw InternalError("the imported module lacks model facts");
   LegalityReport report = checkLegality(*legality);
   if (!report.legal())
-    for (const auto &[degrees, vaeParallelSize] : suggestConfigurations(
+    for (const auto &[degrees, components] : suggestConfigurations(
              *module, *legality,
              request.hardware ? *request.hardware : loadHardwareProfile("h100-sxm"),
              request.workload.steps,
@@ -107,7 +115,7 @@ LegalityReport checkRequest(mlir::MLIRContext &context, const Request &request,
              {request.workload.batch, request.workload.latentFrames,
               request.workload.latentHeight, request.workload.latentWidth})) {
       report.suggestions.push_back(degrees);
-      report.suggestedVaeParallelSizes.push_back(vaeParallelSize);
+      report.suggestedComponents.push_back(components);
     }
   return report;
 }
@@ -123,7 +131,7 @@ std::string verdictLine(const Request &request, const LegalityReport &report) {
   return std::string(report.legal() ? "legal" : "illegal") + ": " +
          escapeInvalidUtf8(request.spec.name) + " with " +
          degreesAsFlags(report.config.degrees, report.config.numGpus) +
-         vaeFlags(request.deployment) + ", " +
+         componentFlags(request.deployment) + ", " +
          std::to_string(report.config.sequenceLength) + " image tokens";
 }
 
@@ -131,9 +139,8 @@ void printCheckText(const Request &request, const LegalityReport &report) {
   printDiagnosticsText(request, report);
   for (size_t i = 0; i < report.suggestions.size(); ++i) {
     const Degrees &s = report.suggestions[i];
-    int64_t vae = report.suggestedVaeParallelSizes[i];
     llvm::outs() << "suggestion: " << degreesAsFlags(s, s.worldSize())
-                 << (vae > 1 ? " --vae-parallel-size " + std::to_string(vae) : "") << "\n";
+                 << componentsAsFlags(report.suggestedComponents[i]) << "\n";
   }
   llvm::outs() << verdictLine(request, report) << "\n";
 }
@@ -163,7 +170,10 @@ nlohmann::json checkJson(const Request &request, const LegalityReport &report) {
   for (size_t i = 0; i < report.suggestions.size(); ++i) {
     nlohmann::json entry = degreesAsJson(report.suggestions[i]);
     entry[kNumGpusFlag.jsonKey] = report.suggestions[i].worldSize();
-    entry["vae_parallel_size"] = report.suggestedVaeParallelSizes[i];
+    const SuggestedComponents &components = report.suggestedComponents[i];
+    entry["vae_parallel_size"] = components.vaeParallelSize;
+    entry["text_encoder_tp_size"] = components.textEncoderTpSize;
+    entry["text_encoder_offload"] = components.textEncoderOffload;
     out["suggestions"].push_back(entry);
   }
   return out;

@@ -57,9 +57,8 @@ std::vector<FlagGroup> searchFlags() {
 std::string configurationFlags(const RankedConfiguration &ranked, int64_t numGpus,
                                int64_t gpusPerNode) {
   const Configuration &config = ranked.config;
-  std::string flags = degreesAsFlags(config.degrees, numGpus);
-  if (ranked.decode.parallelSize > 1)
-    flags += " --vae-parallel-size " + std::to_string(ranked.decode.parallelSize);
+  std::string flags = degreesAsFlags(config.degrees, numGpus) +
+                      componentsAsFlags(suggestedComponents(ranked));
   if (numGpus > gpusPerNode)
     flags += " --gpus-per-node " + std::to_string(gpusPerNode);
   if (config.meshOrder != MeshLayout::defaultOrder()) {
@@ -68,6 +67,16 @@ std::string configurationFlags(const RankedConfiguration &ranked, int64_t numGpu
       flags += std::string(i ? "," : "") + axisName(config.meshOrder[i]);
   }
   return flags;
+}
+
+nlohmann::json encodeJson(const TextEncodeChoice &encode) {
+  if (!encode.priced)
+    return nullptr;
+  return {{"ms", encode.seconds * 1e3},
+          {"text_encoder_tp_size", encode.tpSize},
+          {"offload", encode.offload},
+          {"param_bytes", int64_t(encode.paramBytes)},
+          {"peak_memory_bytes", int64_t(encode.peakMemoryBytes)}};
 }
 
 nlohmann::json rankedJson(const RankedConfiguration &c, int64_t numGpus,
@@ -89,6 +98,7 @@ nlohmann::json rankedJson(const RankedConfiguration &c, int64_t numGpus,
   return {{"degrees", degrees},
           {"mesh_order", order},
           {"step_ms", e.stepSeconds * 1e3},
+          {"encode", encodeJson(c.encode)},
           {"decode", c.decode.priced
                          ? nlohmann::json{{"ms", c.decode.seconds * 1e3},
                                           {"vae_parallel_size", c.decode.parallelSize},
@@ -100,7 +110,7 @@ nlohmann::json rankedJson(const RankedConfiguration &c, int64_t numGpus,
            {{"compute", e.computeSeconds * 1e3},
             {"communication", comm},
             {"bubble", e.bubbleSeconds * 1e3}}},
-          {"peak_memory_bytes", int64_t(e.peakMemoryBytes())},
+          {"peak_memory_bytes", int64_t(e.peakMemoryBytes() + c.encode.residentBytes())},
           {"param_bytes", int64_t(e.paramBytes)},
           {"activation_bytes", int64_t(e.activationBytes)},
           {"buffer_bytes", int64_t(e.bufferBytes)},
@@ -147,6 +157,9 @@ std::string searchUsage() {
 Ranks every legal configuration of MODEL on N GPUs by the cost model: step
 time = compute (a roofline per op class) + exposed communication (alpha-beta
 per collective, on the link each group's ranks share) + the pipeline bubble.
+A request's end-to-end time adds the prompt encode (the text encoders at the
+fastest text_encoder tp_size that fits, offloaded when only that fits) and the
+VAE decode (at the fastest vae_parallel_size that fits); latency ranks by it.
 Configurations whose peak memory per rank does not fit are dropped. The work
 each rank does comes from the partition passes' own IR. See docs/search.md.
 
@@ -234,6 +247,7 @@ int runSearch(const std::vector<std::string> &argv) {
         {kObjective.jsonKey, objective},
         {"single_gpu_step_ms", result.singleGpu.stepSeconds * 1e3},
         {"single_gpu_end_to_end_ms", result.singleGpuEndToEndSeconds * 1e3},
+        {"single_gpu_encode", encodeJson(result.singleGpuEncode)},
         {"single_gpu_fits", result.singleGpuFits},
         {"candidates", result.candidates},
         {"legal", result.legal},
@@ -263,8 +277,16 @@ int runSearch(const std::vector<std::string> &argv) {
                << workload.height << (workload.frames > 1 ? "x" + std::to_string(workload.frames) : "")
                << ", " << objective << "\n";
   llvm::outs() << "one GPU: " << formatMs(result.singleGpu.stepSeconds)
-               << " ms per step, " << formatGiB(result.singleGpu.peakMemoryBytes())
+               << " ms per step, "
+               << formatGiB(result.singleGpu.peakMemoryBytes() +
+                            result.singleGpuEncode.residentBytes())
                << " GiB peak" << (result.singleGpuFits ? "" : " (does not fit)");
+  if (result.singleGpuEncode.priced)
+    llvm::outs() << "; encode " << formatMs(result.singleGpuEncode.seconds) << " ms, "
+                 << formatGiB(result.singleGpuEncode.paramBytes) << " GiB of text encoders"
+                 << (result.singleGpuEncode.offload ? " (offloaded)" : "");
+  else
+    llvm::outs() << "; encode not priced (no text encoder graph)";
   if (result.singleGpuDecode.priced)
     llvm::outs() << "; decode " << formatMs(result.singleGpuDecode.seconds) << " ms, "
                  << formatGiB(result.singleGpuDecode.peakMemoryBytes) << " GiB peak";
@@ -285,16 +307,17 @@ int runSearch(const std::vector<std::string> &argv) {
     return 1;
   }
   llvm::outs() << "\n  #  step ms  compute  communication            bubble  "
-                  "peak GiB  decode ms  e2e ms    speedup  eff    flags\n";
+                  "peak GiB  encode ms  decode ms  e2e ms    speedup  eff    flags\n";
   for (size_t i = 0; i < shown; ++i) {
     const RankedConfiguration &c = result.ranked[i];
     char line[256];
     std::snprintf(line, sizeof line,
-                  "%3zu  %7s  %7s  %-24s %6s  %8s  %9s  %8s  %6.2fx  %4.0f%%  ", i + 1,
+                  "%3zu  %7s  %7s  %-24s %6s  %8s  %9s  %9s  %8s  %6.2fx  %4.0f%%  ", i + 1,
                   formatMs(c.estimate.stepSeconds).c_str(),
                   formatMs(c.estimate.computeSeconds).c_str(), commText(c.estimate).c_str(),
                   formatMs(c.estimate.bubbleSeconds).c_str(),
-                  formatGiB(c.estimate.peakMemoryBytes()).c_str(),
+                  formatGiB(c.estimate.peakMemoryBytes() + c.encode.residentBytes()).c_str(),
+                  c.encode.priced ? formatMs(c.encode.seconds).c_str() : "-",
                   c.decode.priced ? formatMs(c.decode.seconds).c_str() : "-",
                   formatMs(c.endToEndSeconds).c_str(), c.speedup, 100 * c.parallelEfficiency);
     llvm::outs() << line

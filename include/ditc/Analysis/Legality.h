@@ -127,13 +127,21 @@ struct ResolvedConfig {
   int64_t sequenceLength = 0, textLength = 0;
 };
 
+/// The component placements a suggested configuration comes with: the
+/// search's fastest choices that fit (ditc/CostModel/Search.h).
+struct SuggestedComponents {
+  int64_t vaeParallelSize = 1;
+  int64_t textEncoderTpSize = 1;
+  bool textEncoderOffload = false;
+};
+
 struct LegalityReport {
   std::vector<RuleDiagnostic> diagnostics;
   ResolvedConfig config;
   /// Filled by `ditc check` from the cost model, only when illegal.
   std::vector<Degrees> suggestions;
-  /// Each suggestion's vae_parallel_size (1: the leader decodes alone).
-  std::vector<int64_t> suggestedVaeParallelSizes;
+  /// Each suggestion's text encoder and VAE placements.
+  std::vector<SuggestedComponents> suggestedComponents;
   bool legal() const;
 };
 

@@ -12,6 +12,7 @@
 
 #include "ditc/Analysis/Legality.h"
 #include "ditc/CostModel/CostModel.h"
+#include "ditc/CostModel/TextEncodeCost.h"
 #include "ditc/CostModel/VaeDecodeCost.h"
 
 #include <map>
@@ -53,6 +54,26 @@ struct SearchOptions {
   /// + decode). Empty: the decode is not priced.
   std::string vaeConfig;
   VaeDecodeShape vaeShape;
+  /// Price the prompt encode from the module's @text_encoder graphs (none
+  /// in a bare transformer config): each configuration gets the fastest
+  /// text_encoder tp_size that the text-encoder rules allow inside a
+  /// replica, its encoders resident when they fit beside the transformer
+  /// and offloaded (--text-encoder-offload) when only that fits; latency
+  /// ranks by encode + steps x step + decode.
+  bool priceTextEncoders = true;
+};
+
+/// The prompt encode a configuration gets: its text_encoder tp_size and
+/// offload, the seconds of one request's encode (every guidance branch's
+/// prompt, and the broadcast to the replica), and per rank of the encoding
+/// group the encoders' parameters and the peak while they run.
+struct TextEncodeChoice {
+  bool priced = false;
+  int64_t tpSize = 1;
+  bool offload = false;
+  double seconds = 0, paramBytes = 0, peakMemoryBytes = 0;
+  /// What the encoders hold through the steps and the decode.
+  double residentBytes() const { return offload ? 0 : paramBytes; }
 };
 
 /// The decode a configuration gets: its vae_parallel_size (the fastest that
@@ -71,14 +92,16 @@ struct RankedConfiguration {
   /// Against one GPU: step-time ratio (latency) or request-rate ratio
   /// (throughput), and that divided by the GPUs used.
   double speedup = 0, parallelEfficiency = 0;
+  TextEncodeChoice encode;
   VaeDecodeChoice decode;
-  /// steps x step time + the decode.
+  /// The encode + steps x step time + the decode.
   double endToEndSeconds = 0;
 };
 
 struct SearchResult {
   StepEstimate singleGpu;
   bool singleGpuFits = true;
+  TextEncodeChoice singleGpuEncode;
   VaeDecodeChoice singleGpuDecode;
   double singleGpuEndToEndSeconds = 0;
   /// Legal configurations that fit, best first.
@@ -108,9 +131,10 @@ mlir::FailureOr<SearchResult> searchConfigurations(mlir::ModuleOp imported,
 /// blocks and 32), keeps the default mesh order and confirms only the three
 /// it returns against every rule, so a check stays well under a second for
 /// any world size and any model. With `vaeConfig`, the decode of
-/// `vaeShape` is priced as `ditc search` prices it, and each suggestion
-/// comes with its vae_parallel_size.
-std::vector<std::pair<Degrees, int64_t>>
+/// `vaeShape` is priced as `ditc search` prices it; the encode is priced
+/// from the module's encoder graphs. Each suggestion comes with the
+/// search's text encoder and VAE choices.
+std::vector<std::pair<Degrees, SuggestedComponents>>
 suggestConfigurations(mlir::ModuleOp imported, const LegalityContext &context,
                       const HardwareProfile &hardware, int64_t steps, int64_t branchCalls,
                       const std::string &vaeConfig = "", const VaeDecodeShape &vaeShape = {});
@@ -125,6 +149,9 @@ std::optional<VaeDecodeChoice> chooseVaeDecode(const SearchOptions &options,
 /// Whether `a` ranks before `b` under `objective`.
 bool ranksBefore(const RankedConfiguration &a, const RankedConfiguration &b,
                  Objective objective);
+
+/// The component placements `c` was priced with.
+SuggestedComponents suggestedComponents(const RankedConfiguration &c);
 
 /// "ulysses 4 x tp 2": the axes above 1, or "one GPU".
 std::string shortDegrees(const Degrees &degrees);

@@ -3,6 +3,7 @@
 #define DITC_COSTMODEL_WORKEXTRACTION_H
 
 #include "ditc/CostModel/StepWork.h"
+#include "ditc/CostModel/TextEncodeCost.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -19,6 +20,15 @@ mlir::FailureOr<TransformerWork> extractTransformerWork(mlir::ModuleOp module);
 /// extracts its work.
 mlir::FailureOr<TransformerWork> partitionAndExtract(mlir::ModuleOp imported,
                                                      const Degrees &shape);
+
+/// One call of @text_encoder on one rank when its encoders are split over
+/// `tp` ranks: clones `imported`, runs dit-partition-text-encoder on the
+/// clone (tp > 1) and reads every encoder graph's ops. nullopt when the
+/// module holds no encoder, or an encoder without a graph (a class ditc
+/// does not model: its cost is unknown); failure when the pass refuses `tp`
+/// (the text-encoder-heads rule says why).
+mlir::FailureOr<std::optional<TextEncodeWork>>
+partitionAndExtractTextEncoders(mlir::ModuleOp imported, int64_t tp);
 
 } // namespace ditc
 
