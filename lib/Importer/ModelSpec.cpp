@@ -136,7 +136,7 @@ Workload resolveWorkload(const ModelSpec &spec,
   w.batch = options.batch.value_or(1);
   w.steps = options.steps.value_or(info.defaultSteps);
   w.guidanceScale = options.guidanceScale.value_or(info.defaultGuidance);
-  w.branches = info.branches;
+  w.branches = guidanceBranchesRun(info.branches, w.guidanceScale);
   w.textTokens = info.textTokens;
   if (options.maxSequenceLength) {
     int64_t length = *options.maxSequenceLength;

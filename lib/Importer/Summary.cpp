@@ -104,13 +104,13 @@ void printImportSummary(llvm::raw_ostream &os, const ModelSpec &spec,
      << (w.frames == 1 ? "" : "s") << " x " << w.height << "x" << w.width
      << ", " << w.steps << " steps, guidance "
      << llvm::format("%g", w.guidanceScale) << ", ";
-  int64_t run = guidanceBranchesRun(w.branches, w.guidanceScale);
-  if (run == w.branches)
+  int64_t modelBranches = spec.info().branches;
+  if (w.branches == modelBranches)
     os << w.branches << " branch" << (w.branches == 1 ? "" : "es")
        << (w.branches == 1 ? " (guidance-distilled or no CFG)" : " (true CFG)");
   else
-    os << run << " branch (guidance scale <= 1 turns CFG off; the graph keeps "
-       << w.branches << ")";
+    os << w.branches << " branch (guidance scale <= 1 turns CFG off; the model's "
+       << modelBranches << " run above 1)";
   os << "\n";
   os << "latents      " << w.latentFrames << " x " << w.latentHeight << " x "
      << w.latentWidth << "\n";
@@ -134,6 +134,8 @@ nlohmann::json importSummaryJson(const ModelSpec &spec, const Workload &w,
                                  ModuleOp module) {
   nlohmann::json model = modelSpecJson(spec);
   model["blocks"] = spec.numBlocks();
+  // The model's guidance branches; the workload's are those that run.
+  model["branches"] = spec.info().branches;
   model["text_encoder"] = spec.textEncoderClass;
   model["vae_class"] = spec.vaeClass;
   model["vae_source"] = escapeInvalidUtf8(spec.vaeSource);
@@ -143,9 +145,7 @@ nlohmann::json importSummaryJson(const ModelSpec &spec, const Workload &w,
                          {"ops", census.total},
                          {"blocks", census.blocks.size()},
                          {"op_counts", census.counts}});
-  nlohmann::json workload = workloadJson(w);
-  workload["branches_run"] = guidanceBranchesRun(w.branches, w.guidanceScale);
-  return {{"model", model}, {"workload", workload}, {"functions", functions}};
+  return {{"model", model}, {"workload", workloadJson(w)}, {"functions", functions}};
 }
 
 void printBundledModels(llvm::raw_ostream &os) {

@@ -110,7 +110,7 @@ LegalityReport checkRequest(mlir::MLIRContext &context, const Request &request,
              *module, *legality,
              request.hardware ? *request.hardware : loadHardwareProfile("h100-sxm"),
              request.workload.steps,
-             guidanceBranchesRun(request.workload.branches, request.workload.guidanceScale),
+             request.workload.branches,
              request.spec.vaeConfig,
              {request.workload.batch, request.workload.latentFrames,
               request.workload.latentHeight, request.workload.latentWidth})) {

@@ -217,8 +217,7 @@ int runSearch(const std::vector<std::string> &argv) {
   options.vaeConfig = spec.vaeConfig;
   options.vaeShape = {workload.batch, workload.latentFrames, workload.latentHeight,
                       workload.latentWidth};
-  options.branchCalls =
-      guidanceBranchesRun(workload.branches, workload.guidanceScale);
+  options.branchCalls = workload.branches;
 
   mlir::DialectRegistry registry;
   registerAllDialects(registry);

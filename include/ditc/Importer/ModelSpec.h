@@ -165,6 +165,10 @@ struct Workload {
   std::array<int64_t, 3> grid{1, 1, 1}; // token grid after patching
   int64_t imageTokens = 0; // sharded tokens, after VAE, patch and packing
   int64_t textTokens = 0;  // replicated text tokens
+  /// Guidance branches the denoiser runs per step, as the pipeline runs
+  /// them: the model's (2 for true CFG) when the guidance scale turns
+  /// guidance on, else 1 (guidanceBranchesRun). The imported graph, the
+  /// rules, the plan and the search all count these.
   int64_t branches = 1;
   double guidanceScale = 1.0;
   int64_t steps = 1;
@@ -192,11 +196,11 @@ std::vector<std::string> bundledRepoIds(const BundledModel &model);
 /// case-sensitive, and people write FLUX.1-dev). nullopt when none.
 std::optional<BundledModel> findBundledModel(const std::string &name);
 
-/// Transformer passes per denoising step that do work: the workload's
-/// guidance branches, or 1 when a guidance scale of at most 1 turns CFG off
-/// (diffusers runs the second branch only when guidance_scale > 1). The
-/// imported graph keeps every branch; the cfg-branches rule and the import
-/// summary both count with this.
+/// Transformer passes per denoising step: a model's guidance branches, or 1
+/// when a guidance scale of at most 1 turns CFG off (diffusers'
+/// do_classifier_free_guidance, and Qwen-Image's true_cfg_scale, run the
+/// second branch only above 1). resolveWorkload counts a workload's
+/// branches with it, so the imported graph computes only those.
 int64_t guidanceBranchesRun(int64_t branches, double guidanceScale);
 
 /// The model's numbers as JSON, as a plan's manifest records them (see

@@ -5,9 +5,10 @@
 
 namespace ditc::rules {
 
-/// cfg-branches: CFG parallelism splits guidance branches, so it needs a
-/// model with true CFG and a branch count it divides. A guidance scale of at
-/// most 1 turns guidance off, which leaves the cfg ranks idle: a warning.
+/// cfg-branches: CFG parallelism splits guidance branches, so it needs
+/// branches to split: a model with true CFG, run at a guidance scale above
+/// 1 (at most 1 turns guidance off, and the pipeline runs one branch, as
+/// diffusers' do_classifier_free_guidance), and a branch count it divides.
 void checkCFGBranches(const LegalityContext &ctx, DiagnosticSink &sink) {
   // Only the denoiser runs guidance branches; another component with
   // cfg > 1 would split branches it does not have.
@@ -23,6 +24,18 @@ void checkCFGBranches(const LegalityContext &ctx, DiagnosticSink &sink) {
   if (cfg < 2)
     return;
   const ModelFacts &m = ctx.model;
+  // The importer counts the branches that run; a hand-written module may
+  // state the model's with a scale that turns them off.
+  if (m.guidanceScale <= 1.0) {
+    std::ostringstream scale;
+    scale << m.guidanceScale;
+    sink.report("cfg-branches", Severity::Error,
+                "cfg " + std::to_string(cfg) + " has no second branch to run: guidance scale " +
+                    scale.str() +
+                    " <= 1 turns classifier-free guidance off, so the pipeline runs one "
+                    "branch per step; use cfg 1, or a guidance scale above 1");
+    return;
+  }
   if (m.branches < 2) {
     sink.report("cfg-branches", Severity::Error,
                 "cfg " + std::to_string(cfg) + " needs true CFG, but " +
@@ -34,15 +47,6 @@ void checkCFGBranches(const LegalityContext &ctx, DiagnosticSink &sink) {
     sink.report("cfg-branches", Severity::Error,
                 "cfg " + std::to_string(cfg) + " does not divide the " +
                     std::to_string(m.branches) + " guidance branches");
-  if (guidanceBranchesRun(m.branches, m.guidanceScale) < 2) {
-    std::ostringstream scale;
-    scale << m.guidanceScale;
-    sink.report("cfg-branches", Severity::Warning,
-                "cfg " + std::to_string(cfg) + " with guidance scale " +
-                    scale.str() +
-                    " <= 1: the pipeline skips guidance, so the cfg ranks "
-                    "have no second branch to run");
-  }
 }
 
 /// paged-kv-cfg: a paged KV cache counts every instance rank as a head

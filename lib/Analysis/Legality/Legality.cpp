@@ -370,7 +370,9 @@ AxisBounds axisBounds(const LegalityContext &ctx,
   for (int64_t f : divisors) {
     if (f < 2 || m.numHeads % f == 0)
       bounds.tp.push_back(f);
-    if (f < 2 || (m.branches >= 2 && m.branches % f == 0))
+    // As cfg-branches judges: branches that run (a scale of at most 1 runs
+    // one), which f divides.
+    if (f < 2 || (m.branches >= 2 && m.guidanceScale > 1.0 && m.branches % f == 0))
       bounds.cfg.push_back(f);
     if (f <= m.blocks)
       bounds.pp.push_back(f);

@@ -1,4 +1,5 @@
-// cfg-branches: cfg needs true CFG and divides the branches; guidance <= 1 warns
+// cfg-branches: cfg needs branches to split: true CFG, guidance above 1, and a
+// branch count it divides
 // RUN: dit-opt %s -split-input-file -verify-diagnostics --dit-check-legality
 
 // pass: cfg 2 over 2 branches
@@ -45,8 +46,9 @@ module attributes {
 
 // -----
 
-// warning: cfg 2 with guidance scale 1
-// expected-warning @+1 {{[cfg-branches] cfg 2 with guidance scale 1 <= 1: the pipeline skips guidance, so the cfg ranks have no second branch to run}}
+// fail: cfg 2 with guidance scale 1 (diffusers runs one branch; a module
+// that states both is refused as the importer's, which states one)
+// expected-error @+1 {{[cfg-branches] cfg 2 has no second branch to run: guidance scale 1 <= 1 turns classifier-free guidance off, so the pipeline runs one branch per step; use cfg 1, or a guidance scale above 1}}
 module attributes {
   dit.model = #dit.model<family = "flux", class_name = "FluxTransformer2DModel", double_blocks = 1, single_blocks = 1, num_heads = 24, head_dim = 128, hidden_size = 3072, ffn_size = 12288, text_hidden_size = 3072, text_embed_dim = 4096, in_channels = 16, out_channels = 16, patch = [1, 2, 2], vae_spatial = 8, vae_temporal = 4, seq_align = 1, experts = 1>,
   dit.workload = #dit.workload<batch = 1, height = 1024, width = 1024, frames = 1, latent_frames = 1, latent_height = 128, latent_width = 128, image_tokens = 4096, text_tokens = 512, branches = 2, guidance_scale = 1.0 : f64, steps = 28>,
