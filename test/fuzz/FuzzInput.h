@@ -12,24 +12,32 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <unistd.h>
 
 namespace ditc::fuzz {
 
-/// A private scratch folder for this process, created once.
+/// A private scratch folder for this process, created once and removed
+/// with everything in it when the process exits normally (a crash keeps it,
+/// beside the crashing input).
 inline const std::string &scratchDir() {
-  static std::string dir = [] {
-    const char *base = std::getenv("TMPDIR");
-    std::string pattern = std::string(base && *base ? base : "/tmp") +
-                          "/ditc-fuzz.XXXXXX";
-    if (!::mkdtemp(pattern.data())) {
-      std::perror("ditc fuzz: mkdtemp");
-      std::abort();
+  static struct Scratch {
+    std::string path;
+    Scratch() {
+      const char *base = std::getenv("TMPDIR");
+      path = std::string(base && *base ? base : "/tmp") + "/ditc-fuzz.XXXXXX";
+      if (!::mkdtemp(path.data())) {
+        std::perror("ditc fuzz: mkdtemp");
+        std::abort();
+      }
     }
-    return pattern;
-  }();
-  return dir;
+    ~Scratch() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  } scratch;
+  return scratch.path;
 }
 
 /// Writes `size` bytes to `path` (created or truncated).

@@ -2,12 +2,15 @@
 #include "ditc/Checkpoint/SafeTensors.h"
 #include "ditc/Support/BadInput.h"
 
+#include "ScratchDir.h"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <unistd.h>
 
@@ -16,13 +19,9 @@ using namespace ditc::checkpoint;
 
 namespace {
 
+/// A file in this process's scratch folder (ScratchDir.h).
 std::string scratch(const std::string &name) {
-  static std::string dir = [] {
-    std::string pattern = "/tmp/ditc-safetensors-test.XXXXXX";
-    EXPECT_NE(::mkdtemp(pattern.data()), nullptr);
-    return pattern;
-  }();
-  return dir + "/" + name;
+  return ditc::test::scratchRoot("ditc-safetensors-test") + "/" + name;
 }
 
 /// Writes a safetensors file: an 8-byte header length, `header`, `data`.

@@ -2,11 +2,14 @@
 #include "ditc/Checkpoint/Snapshot.h"
 #include "ditc/Support/BadInput.h"
 
+#include "ScratchDir.h"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,7 +21,7 @@ using nlohmann::json;
 namespace {
 
 std::string freshDir() {
-  std::string pattern = "/tmp/ditc-snapshot-test.XXXXXX";
+  std::string pattern = ditc::test::scratchRoot("ditc-snapshot-test") + "/case.XXXXXX";
   EXPECT_NE(::mkdtemp(pattern.data()), nullptr);
   return pattern;
 }
