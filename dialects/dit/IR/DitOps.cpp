@@ -1058,8 +1058,11 @@ LogicalResult EosPoolOp::verify() {
       out.getDimSize(1) != in.getDimSize(2))
     return emitOpError() << "result " << shapeString(out.getShape())
                          << " is not [batch, width] of " << shapeString(in.getShape());
-  if (getEosTokenId() < 0)
-    return emitOpError() << "eos_token_id must be a token id, got " << getEosTokenId();
+  // I64Attr reads back unsigned: a negative id written in the IR is a
+  // huge unsigned one here.
+  if (int64_t(getEosTokenId()) < 0)
+    return emitOpError() << "eos_token_id must be a token id (0 or more), got "
+                         << int64_t(getEosTokenId());
   return success();
 }
 
