@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <numeric>
+#include <tuple>
 
 namespace ditc {
 
@@ -34,18 +35,55 @@ bool equalsIgnoringCase(std::string_view a, std::string_view b) {
                     [](char x, char y) { return lower(x) == lower(y); });
 }
 
+/// The lower-case words of a name: its runs of characters between '-',
+/// '_' and '.'.
+static std::vector<std::string> wordsOf(std::string_view name) {
+  std::vector<std::string> words(1);
+  for (char c : name) {
+    if (c == '-' || c == '_' || c == '.') {
+      if (!words.back().empty())
+        words.emplace_back();
+      continue;
+    }
+    words.back() += lower(c);
+  }
+  if (words.back().empty())
+    words.pop_back();
+  return words;
+}
+
+/// Whether every word of `given` is a word of `name`, and `name` has more.
+static bool holdsEveryWord(std::string_view given, std::string_view name) {
+  std::vector<std::string> typed = wordsOf(given), words = wordsOf(name);
+  if (typed.empty() || words.size() <= typed.size())
+    return false;
+  return std::all_of(typed.begin(), typed.end(), [&](const std::string &w) {
+    return std::find(words.begin(), words.end(), w) != words.end();
+  });
+}
+
 std::vector<std::string> nearestNames(std::string_view given,
                                       const std::vector<std::string> &known,
                                       size_t limit,
                                       std::optional<size_t> maxDistance) {
   size_t allowed = maxDistance.value_or(std::max<size_t>(2, given.size() / 3));
-  std::vector<std::pair<size_t, size_t>> near; // (distance, index in known)
-  for (size_t i = 0; i < known.size(); ++i)
-    if (size_t distance = editDistance(given, known[i]); distance <= allowed)
-      near.push_back({distance, i});
-  std::stable_sort(near.begin(), near.end(), [](const auto &x, const auto &y) {
-    return x.first < y.first;
+  // (rank, distance, index in known): rank 0 for a name holding every typed
+  // word, 1 for one within the allowed edits.
+  std::vector<std::tuple<int, size_t, size_t>> candidates;
+  for (size_t i = 0; i < known.size(); ++i) {
+    size_t distance = editDistance(given, known[i]);
+    if (holdsEveryWord(given, known[i]))
+      candidates.push_back({0, distance, i});
+    else if (distance <= allowed)
+      candidates.push_back({1, distance, i});
+  }
+  std::stable_sort(candidates.begin(), candidates.end(), [](const auto &x, const auto &y) {
+    return std::make_pair(std::get<0>(x), std::get<1>(x)) <
+           std::make_pair(std::get<0>(y), std::get<1>(y));
   });
+  std::vector<std::pair<size_t, size_t>> near; // (distance, index in known)
+  for (const auto &[rank, distance, index] : candidates)
+    near.push_back({distance, index});
   std::vector<std::string> names;
   for (size_t i = 0; i < near.size() && names.size() < limit; ++i)
     if (std::find(names.begin(), names.end(), known[near[i].second]) ==

@@ -28,6 +28,10 @@ bool equalsIgnoringCase(std::string_view a, std::string_view b);
 /// order of `known`), at most `limit` of them, each within `maxDistance`
 /// edits. By default that is a third of the typed length (at least 2), so
 /// a slip of a key or two is caught and an unrelated word suggests nothing.
+/// A known name that holds every word of `given` (words split at '-', '_'
+/// and '.', any case) comes first whatever its distance: the typed name
+/// left words out (--cfg-size for --cfg-parallel-size), which a near name
+/// sharing only some of them (--dp-size) would not explain.
 std::vector<std::string>
 nearestNames(std::string_view given, const std::vector<std::string> &known,
              size_t limit = 1,
