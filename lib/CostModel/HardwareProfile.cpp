@@ -45,6 +45,13 @@ constexpr double kMaxLatency = 1.0;      // a second per collective step
 constexpr double kMaxKeys = 1e9;         // keys per attention call
 constexpr double kMaxMergeBytes = 1024;  // bytes per merged output element
 constexpr double kMaxSkewFraction = 10;  // a wait ten times the compute
+/// And bounds below that no real machine falls under, so a rate that is
+/// zero in all but name (1e-320, a denormal) is refused rather than turned
+/// into infinite or NaN times: every time the model prints stays finite.
+constexpr double kMinFlops = 1e6;        // a megaFLOP/s
+constexpr double kMinBytes = 1e6;        // a megabyte of memory
+constexpr double kMinBandwidth = 1e6;    // a megabyte per second
+constexpr double kMinEfficiency = 1e-3;  // a thousandth of a peak
 
 /// A number field {value, source}: the value within (min, max], and a
 /// non-empty source, since every profile number must say where it is from.
@@ -99,12 +106,13 @@ HostRates parseHost(const JsonObject &host) {
   for (auto &[key, value] : threads.raw().items()) {
     int64_t t = countKey(threads, "host.threads", key, 1, "thread");
     JsonObject rates = threads.getObject(key);
-    out.gemmFlops[t] = sourcedNumber(rates, "gemm_flops", 0, kMaxFlops);
-    out.attentionFlops[t] = sourcedNumber(rates, "attention_flops", 0, kMaxFlops);
+    out.gemmFlops[t] = sourcedNumber(rates, "gemm_flops", kMinFlops, kMaxFlops, /*minInclusive=*/true);
+    out.attentionFlops[t] = sourcedNumber(rates, "attention_flops", kMinFlops, kMaxFlops, /*minInclusive=*/true);
     out.elementwiseBandwidth[t] =
-        sourcedNumber(rates, "elementwise_bandwidth", 0, kMaxBandwidth);
+        sourcedNumber(rates, "elementwise_bandwidth", kMinBandwidth, kMaxBandwidth,
+                      /*minInclusive=*/true);
     if (rates.has("elementwise_flops"))
-      out.elementwiseFlops[t] = sourcedNumber(rates, "elementwise_flops", 0, kMaxFlops);
+      out.elementwiseFlops[t] = sourcedNumber(rates, "elementwise_flops", kMinFlops, kMaxFlops, /*minInclusive=*/true);
   }
   if (!out.elementwiseFlops.empty() && !out.elementwiseFlops.count(1))
     host.fail("threads", "gives elementwise_flops for some thread counts but "
@@ -120,7 +128,7 @@ HostRates parseHost(const JsonObject &host) {
                               "all_gather, all_to_all, send_recv or ring_shift");
       JsonObject link = collectives.getObject(key);
       out.collectives[*kind] = {
-          sourcedNumber(link, "bandwidth", 0, kMaxBandwidth),
+          sourcedNumber(link, "bandwidth", kMinBandwidth, kMaxBandwidth, /*minInclusive=*/true),
           sourcedNumber(link, "latency", 0, kMaxLatency, /*minInclusive=*/true)};
     }
   }
@@ -148,25 +156,29 @@ HardwareProfile parseProfile(const JsonObject &object, const std::string &name) 
   if (double(p.gpusPerNode) !=
       object.raw().at("gpus_per_node").at("value").get<double>())
     object.getObject("gpus_per_node").fail("value", "is not a whole number");
-  p.peakFlopsBf16 = sourcedNumber(object, "peak_flops_bf16", 0, kMaxFlops);
-  p.peakFlopsFp32 = sourcedNumber(object, "peak_flops_fp32", 0, kMaxFlops);
-  p.memoryBytes = sourcedNumber(object, "memory_bytes", 0, kMaxBytes);
-  p.memoryBandwidth = sourcedNumber(object, "memory_bandwidth", 0, kMaxBandwidth);
+  p.peakFlopsBf16 = sourcedNumber(object, "peak_flops_bf16", kMinFlops, kMaxFlops, /*minInclusive=*/true);
+  p.peakFlopsFp32 = sourcedNumber(object, "peak_flops_fp32", kMinFlops, kMaxFlops, /*minInclusive=*/true);
+  p.memoryBytes = sourcedNumber(object, "memory_bytes", kMinBytes, kMaxBytes, /*minInclusive=*/true);
+  p.memoryBandwidth = sourcedNumber(object, "memory_bandwidth", kMinBandwidth, kMaxBandwidth,
+                    /*minInclusive=*/true);
   p.intraNode.bandwidth =
-      sourcedNumber(object, "intra_node_bandwidth", 0, kMaxBandwidth);
+      sourcedNumber(object, "intra_node_bandwidth", kMinBandwidth, kMaxBandwidth,
+                    /*minInclusive=*/true);
   p.intraNode.latency = sourcedNumber(object, "intra_node_latency", 0,
                                       kMaxLatency, /*minInclusive=*/true);
   p.interNode.bandwidth =
-      sourcedNumber(object, "inter_node_bandwidth", 0, kMaxBandwidth);
+      sourcedNumber(object, "inter_node_bandwidth", kMinBandwidth, kMaxBandwidth,
+                    /*minInclusive=*/true);
   p.interNode.latency = sourcedNumber(object, "inter_node_latency", 0,
                                       kMaxLatency, /*minInclusive=*/true);
   JsonObject efficiency = object.getObject("efficiency");
-  p.gemmEfficiency = sourcedNumber(efficiency, "gemm", 0, 1);
-  p.attentionEfficiency = sourcedNumber(efficiency, "attention", 0, 1);
-  p.elementwiseEfficiency = sourcedNumber(efficiency, "elementwise", 0, 1);
+  p.gemmEfficiency = sourcedNumber(efficiency, "gemm", kMinEfficiency, 1, /*minInclusive=*/true);
+  p.attentionEfficiency = sourcedNumber(efficiency, "attention", kMinEfficiency, 1, /*minInclusive=*/true);
+  p.elementwiseEfficiency = sourcedNumber(efficiency, "elementwise", kMinEfficiency, 1, /*minInclusive=*/true);
   for (CollectiveKind kind : kCollectiveKinds)
     p.collectiveEfficiency[kind] =
-        sourcedNumber(efficiency, collectiveKindName(kind), 0, 1);
+        sourcedNumber(efficiency, collectiveKindName(kind), kMinEfficiency, 1,
+                      /*minInclusive=*/true);
   p.ringOverlap = sourcedNumber(efficiency, "ring_overlap", 0, 1,
                                 /*minInclusive=*/true);
   p.attentionHalfKeys = sourcedNumber(object, "attention_half_keys", 0,
