@@ -103,13 +103,52 @@ std::vector<std::string> bundledRepoIds(const BundledModel &model) {
 
 std::optional<BundledModel> findBundledModel(const std::string &name) {
   std::vector<BundledModel> models = listBundledModels();
+  // Names and ids compare without case, so two folders may answer one name:
+  // that is refused, never settled by the order of the folder listing.
+  std::vector<const BundledModel *> byName, byId;
   for (const BundledModel &model : models)
     if (equalsIgnoringCase(model.name, name))
-      return model;
+      byName.push_back(&model);
+  if (byName.size() > 1)
+    badFile(escapeInvalidUtf8(bundledModelsDir()), "holds '" + escapeInvalidUtf8(byName[0]->name) + "' and '" +
+                                    escapeInvalidUtf8(byName[1]->name) +
+                                    "', which differ only in case, so '" +
+                                    escapeInvalidUtf8(name) +
+                                    "' could mean either; rename one of them");
+  if (!byName.empty())
+    return *byName.front();
   for (const BundledModel &model : models)
     for (const std::string &id : bundledRepoIds(model))
-      if (equalsIgnoringCase(id, name))
-        return model;
+      if (equalsIgnoringCase(id, name)) {
+        byId.push_back(&model);
+        break;
+      }
+  if (byId.size() > 1)
+    badFile(escapeInvalidUtf8(byId[1]->path + "/hub.json"),
+            "repo_ids claims '" + escapeInvalidUtf8(name) + "', and so does " +
+                escapeInvalidUtf8(byId[0]->path) +
+                "/hub.json (repository ids compare without case); an id must lead to "
+                "one bundled model: remove it from one of them");
+  if (!byId.empty())
+    return *byId.front();
+  return std::nullopt;
+}
+
+std::optional<std::string> bundledModelClash(const std::vector<BundledModel> &models,
+                                             const BundledModel &model) {
+  std::vector<std::string> ids = bundledRepoIds(model);
+  for (const BundledModel &other : models) {
+    if (other.path == model.path)
+      continue;
+    if (equalsIgnoringCase(other.name, model.name))
+      return "its name differs only in case from bundled model '" +
+             escapeInvalidUtf8(other.name) + "'";
+    for (const std::string &id : bundledRepoIds(other))
+      for (const std::string &mine : ids)
+        if (equalsIgnoringCase(id, mine))
+          return escapeInvalidUtf8(other.path) + "/hub.json claims its repository id '" +
+                 escapeInvalidUtf8(mine) + "' too (ids compare without case)";
+  }
   return std::nullopt;
 }
 

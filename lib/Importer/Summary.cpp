@@ -59,9 +59,12 @@ struct LoadedBundle {
 
 std::vector<LoadedBundle> loadBundledModels() {
   std::vector<LoadedBundle> loaded;
-  for (const BundledModel &bundled : listBundledModels()) {
+  std::vector<BundledModel> all = listBundledModels();
+  for (const BundledModel &bundled : all) {
     LoadedBundle entry{bundled, std::nullopt, {}, ""};
     try {
+      if (std::optional<std::string> clash = bundledModelClash(all, bundled))
+        badFile(escapeInvalidUtf8(bundled.path), *clash);
       entry.spec = loadModel(bundled.path);
       entry.repoIds = bundledRepoIds(bundled);
     } catch (const BadInput &error) {

@@ -194,7 +194,15 @@ std::vector<std::string> bundledRepoIds(const BundledModel &model);
 /// The bundled model that `name` means: its folder name or one of its
 /// repository ids, either in any case (Hugging Face ids are not
 /// case-sensitive, and people write FLUX.1-dev). nullopt when none.
+/// Throws BadInput when two bundled models answer `name`: folder names
+/// that differ only in case, or two hub.json files claiming the id.
 std::optional<BundledModel> findBundledModel(const std::string &name);
+
+/// Why `model` cannot be told apart from another of `models` (a name
+/// that differs only in case, or a repository id another hub.json claims
+/// too), or nullopt. `ditc models` lists such a model with this error.
+std::optional<std::string> bundledModelClash(const std::vector<BundledModel> &models,
+                                             const BundledModel &model);
 
 /// Transformer passes per denoising step: a model's guidance branches, or 1
 /// when a guidance scale of at most 1 turns CFG off (diffusers'
