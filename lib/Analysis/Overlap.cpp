@@ -19,10 +19,8 @@ namespace ditc {
 ///   %y = shard.all_to_all %o split_axis 1 concat_axis 2 (same axes)
 /// with %x, %q, %k, %v and %o used nowhere else: each head is then
 /// independent of the others from the first exchange to the last, so
-/// splitting the heads changes no value. The count is the largest of 4, 3
-/// and 2 dividing the local heads: exposed time is about 1/G of the raw
-/// exchange, and each further group adds a message per exchange.
-int64_t overlapHeadGroups(dit::AttentionOp attention) {
+/// splitting the heads changes no value.
+int64_t pipelinableUlyssesHeads(dit::AttentionOp attention) {
   if (attention->hasAttr(kRingAxisAttrName) || attention->getNumOperands() != 3)
     return 0;
   auto unstack = attention->getOperand(0).getDefiningOp<dit::UnstackOp>();
@@ -45,7 +43,18 @@ int64_t overlapHeadGroups(dit::AttentionOp attention) {
       out.getSplitAxis() != 1 || out.getConcatAxis() != 2 ||
       out.getGridAxes() != in.getGridAxes())
     return 0;
-  int64_t heads = int64_t(attention.getNumHeads());
+  return int64_t(attention.getNumHeads());
+}
+
+/// Chosen, the count is the largest of 4, 3 and 2 dividing the local heads:
+/// exposed time is about 1/G of the raw exchange, and each further group
+/// adds a message per exchange.
+int64_t overlapHeadGroups(dit::AttentionOp attention, int64_t requested) {
+  int64_t heads = pipelinableUlyssesHeads(attention);
+  if (heads == 0 || requested == 1)
+    return 0;
+  if (requested > 1)
+    return heads % requested == 0 ? requested : 0;
   for (int64_t groups : {4, 3, 2})
     if (heads % groups == 0)
       return groups;

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ditc/Plan/PlanEmitter.h"
+#include "ditc/Analysis/Overlap.h"
 #include "ditc/Analysis/StepAccounting.h"
 #include "ditc/Plan/ProgramSerializer.h"
 #include "ditc/Transforms/MeshInfo.h"
@@ -21,7 +22,8 @@ namespace ditc {
 FailureOr<Plan> buildPlan(ModuleOp module, const ModelSpec &spec,
                           const Workload &workload,
                           const Deployment &deployment,
-                          const std::vector<PlanWarning> &warnings) {
+                          const std::vector<PlanWarning> &warnings,
+                          const PlanOptions &options) {
   FailureOr<MeshInfo> mesh = readMeshInfo(module);
   if (failed(mesh))
     return failure();
@@ -33,7 +35,8 @@ FailureOr<Plan> buildPlan(ModuleOp module, const ModelSpec &spec,
   Plan plan;
   json entries = json::array();
   for (const RoleProgram &role : *roles) {
-    FailureOr<SerializedProgram> body = serializeProgram(role.fn, *mesh);
+    FailureOr<SerializedProgram> body =
+        serializeProgram(role.fn, *mesh, options.ulyssesHeadGroups);
     FailureOr<StepStats> stats = accountStep(role.fn, *mesh);
     if (failed(body) || failed(stats))
       return failure();
@@ -61,6 +64,27 @@ FailureOr<Plan> buildPlan(ModuleOp module, const ModelSpec &spec,
   module.print(os, OpPrintingFlags().assumeVerified());
   os.flush();
   return plan;
+}
+
+std::optional<std::string> checkUlyssesHeadGroups(ModuleOp module, int64_t groups) {
+  std::optional<std::string> why;
+  module.walk([&](dit::AttentionOp attention) {
+    int64_t heads = pipelinableUlyssesHeads(attention);
+    if (heads == 0 || heads % groups == 0)
+      return WalkResult::advance();
+    // The importer names each op after its diffusers module
+    // (loc("blocks.0.attn1")).
+    std::string where;
+    if (auto name = dyn_cast<NameLoc>(attention.getLoc())) {
+      where = name.getName().str();
+    } else {
+      llvm::raw_string_ostream os(where);
+      attention.getLoc().print(os);
+    }
+    why = std::to_string(heads) + " heads per rank in " + where;
+    return WalkResult::interrupt();
+  });
+  return why;
 }
 
 } // namespace ditc

@@ -220,6 +220,8 @@ class FunctionSerializer {
 public:
   struct Shared {
     const MeshInfo &mesh;
+    /// --ulysses-head-groups (0: chosen per attention).
+    int64_t ulyssesHeadGroups = 0;
     json functions = json::object();
     /// Block ranges of the callees already serialized.
     std::map<std::string, std::pair<int64_t, int64_t>> calleeBlocks;
@@ -385,7 +387,7 @@ private:
       attrs["ring_axis_name"] = name;
     }
     if (auto attention = dyn_cast<dit::AttentionOp>(op))
-      if (int64_t groups = overlapHeadGroups(attention))
+      if (int64_t groups = overlapHeadGroups(attention, shared.ulyssesHeadGroups))
         attrs["overlap_head_groups"] = groups;
     if (auto reduce = dyn_cast<shard::AllReduceOp>(op))
       if (int64_t chunks = overlapRowChunks(reduce))
@@ -401,10 +403,11 @@ private:
 } // namespace
 
 FailureOr<SerializedProgram> serializeProgram(func::FuncOp role,
-                                              const MeshInfo &mesh) {
+                                              const MeshInfo &mesh,
+                                              int64_t ulyssesHeadGroups) {
   if (role.isExternal())
     return role.emitError() << "is a role without a body";
-  FunctionSerializer::Shared shared{mesh};
+  FunctionSerializer::Shared shared{mesh, ulyssesHeadGroups};
   FunctionSerializer top(shared);
   if (failed(top.serialize(role)))
     return failure();

@@ -29,10 +29,18 @@ const Flag kNoBatchBranches = Flag::switchFlag(
     "default they run as one\nbatched call (docs/axes/cfg.md), which needs\n"
     "their activations at once");
 
+const Flag kUlyssesHeadGroups =
+    Flag::option("--ulysses-head-groups", "G",
+                 "pipeline each Ulysses attention's exchanges in G\n"
+                 "head groups (docs/runtime.md, Overlap); 1 turns\n"
+                 "it off; G must divide the heads each rank holds\n"
+                 "(default: the largest of 4, 3, 2 that does)")
+        .range(1, 1024);
+
 std::vector<FlagGroup> compileFlags() {
   return {parallelFlags(), workloadFlags(),
           commonFlags({&kOutput, &kDtypeFlag, &kSummary, &kPerRank,
-                       &kNoBatchBranches})};
+                       &kNoBatchBranches, &kUlyssesHeadGroups})};
 }
 
 } // namespace
@@ -97,8 +105,19 @@ int runCompile(const Argv &argv) {
   for (const RuleDiagnostic &d : report.diagnostics)
     if (d.severity == Severity::Warning)
       warnings.push_back({d.rule, d.message, d.component});
-  mlir::FailureOr<Plan> plan = buildPlan(
-      *module, request.spec, request.workload, request.deployment, warnings);
+  PlanOptions planOptions;
+  if (auto groups = args.getInt(kUlyssesHeadGroups)) {
+    planOptions.ulyssesHeadGroups = *groups;
+    if (*groups > 1)
+      if (std::optional<std::string> misfit = checkUlyssesHeadGroups(*module, *groups))
+        badFlag(kUlyssesHeadGroups.name, std::to_string(*groups),
+                kUlyssesHeadGroups.name + " " + std::to_string(*groups) +
+                    " does not divide the " + *misfit +
+                    "; allowed: 1 (off) or a divisor of the heads each Ulysses rank "
+                    "holds (heads / (tp x ulysses))");
+  }
+  mlir::FailureOr<Plan> plan = buildPlan(*module, request.spec, request.workload,
+                                         request.deployment, warnings, planOptions);
   if (mlir::failed(plan))
     throw InternalError("the plan could not be built from the partitioned "
                         "module (diagnostics on stderr)");

@@ -30,9 +30,11 @@ struct SerializedProgram {
 
 /// Serializes `role` (a step function dit-lower-roles produced) with the
 /// functions it calls. Its arguments must carry `dit.input` names. Fails
-/// with an error on the offending op or argument.
+/// with an error on the offending op or argument. `ulyssesHeadGroups` is
+/// overlapHeadGroups' request (0: chosen per attention).
 mlir::FailureOr<SerializedProgram> serializeProgram(mlir::func::FuncOp role,
-                                                    const MeshInfo &mesh);
+                                                    const MeshInfo &mesh,
+                                                    int64_t ulyssesHeadGroups = 0);
 
 /// An attribute's value as the plan spells it: numbers, booleans, strings,
 /// arrays, dictionaries, and enums by their keyword. Fails (without a
