@@ -3,6 +3,7 @@
 #include "Commands.h"
 
 #include "ditc/Analysis/AxisConversion.h"
+#include "ditc/CostModel/Advice.h"
 #include "ditc/CostModel/Search.h"
 #include "ditc/Support/Utf8.h"
 
@@ -105,11 +106,18 @@ LegalityReport checkRequest(mlir::MLIRContext &context, const Request &request,
   if (mlir::failed(legality))
     throw InternalError("the imported module lacks model facts");
   LegalityReport report = checkLegality(*legality);
+  // The default profile is read only when a note or a suggestion needs it.
+  auto hardware = [&] {
+    return request.hardware ? *request.hardware : loadHardwareProfile("h100-sxm");
+  };
+  if (report.legal())
+    for (RuleDiagnostic &note :
+         adviseConfiguration(*module, *legality, hardware, request.workload.steps,
+                             request.workload.branches))
+      report.diagnostics.push_back(std::move(note));
   if (!report.legal())
     for (const auto &[degrees, components] : suggestConfigurations(
-             *module, *legality,
-             request.hardware ? *request.hardware : loadHardwareProfile("h100-sxm"),
-             request.workload.steps,
+             *module, *legality, hardware(), request.workload.steps,
              request.workload.branches,
              request.spec.vaeConfig,
              {request.workload.batch, request.workload.latentFrames,
