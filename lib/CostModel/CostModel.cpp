@@ -475,6 +475,12 @@ public:
       out.paramBytes = std::max(out.paramBytes, stage.params);
       out.bufferBytes = std::max(out.bufferBytes, stage.buffers);
     }
+    // A second expert's blocks sit on the same stages as the first's.
+    double firstExpert = work.prologue.paramBytes;
+    for (const BlockWork &b : work.blocks)
+      firstExpert += b.paramBytes;
+    if (work.otherExpertParamBytes > 0 && firstExpert > 0)
+      out.paramBytes *= 1 + work.otherExpertParamBytes / firstExpert;
     out.activationBytes = batch * work.peakActivationBytes;
     // Every axis whose groups span nodes, whether or not it communicates
     // (dp replicas across nodes cost nothing, and say so).

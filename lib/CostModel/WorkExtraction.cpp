@@ -419,6 +419,19 @@ FailureOr<TransformerWork> extractTransformerWork(ModuleOp module) {
         work.elementBytes = bytesPerElement(t);
         break;
       }
+    // The second expert runs the same shapes (its steps are the first's
+    // work on other weights); only its parameters add to the rank's memory.
+    for (auto other : module.getOps<func::FuncOp>()) {
+      if (other.isExternal() ||
+          dit::getComponent(other) != dit::PipelineComponent::Transformer2)
+        continue;
+      std::set<std::string> seen;
+      other.walk([&](Operation *op) {
+        for (const ParamSlice &slice : parameterSlices(op, *mesh))
+          if (seen.insert(slice.name).second)
+            work.otherExpertParamBytes += double(slice.localBytes);
+      });
+    }
     return work;
   }
   return module.emitError() << "the module has no @transformer to price";

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ditc/Analysis/Legality.h"
+#include "ditc/Analysis/MeshLayout.h"
 #include "ditc/CostModel/Search.h"
 #include "ditc/CostModel/WorkExtraction.h"
 #include "ditc/Importer/Importer.h"
@@ -390,4 +391,29 @@ TEST(Search, EndToEndAddsTheEncodeAndOffloadsWhenOnlyThatFits) {
   EXPECT_FALSE(bare->singleGpuEncode.priced);
   EXPECT_NEAR(roomy->singleGpuEndToEndSeconds - bare->singleGpuEndToEndSeconds,
               roomy->singleGpuEncode.seconds, 1e-9);
+}
+
+TEST(Search, BothExpertsStayResident) {
+  // Wan 2.2 A14B's two 14B experts are both on the device, as diffusers
+  // keeps them: one GPU holds twice Wan 2.1 14B's transformer parameters
+  // (the same architecture), and every rank of a split holds both slices.
+  Imported a14b = import("wan2.2-t2v-a14b", Degrees());
+  Imported wan21 = import("wan2.1-t2v-14b", Degrees());
+  for (const Degrees &d : {Degrees(), degreesOf({{Axis::TP, 2}})}) {
+    mlir::FailureOr<TransformerWork> two = partitionAndExtract(*a14b.module, d);
+    mlir::FailureOr<TransformerWork> one = partitionAndExtract(*wan21.module, d);
+    ASSERT_TRUE(mlir::succeeded(two) && mlir::succeeded(one));
+    Configuration config;
+    config.degrees = d;
+    config.meshOrder = MeshLayout::defaultOrder();
+    config.gpusPerNode = d.worldSize();
+    config.branchCalls = 2;
+    HardwareProfile h100 = loadHardwareProfile("h100-sxm");
+    StepEstimate both = estimateStep(*two, config, h100);
+    StepEstimate single = estimateStep(*one, config, h100);
+    EXPECT_NEAR(both.paramBytes / single.paramBytes, 2.0, 0.01) << d.describe();
+    EXPECT_GT(both.paramBytes / double(1 << 30), d.worldSize() == 1 ? 50 : 25);
+    // The step's work is one expert's.
+    EXPECT_NEAR(both.stepSeconds, single.stepSeconds, single.stepSeconds * 1e-9);
+  }
 }

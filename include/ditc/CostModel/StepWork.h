@@ -89,6 +89,10 @@ struct TransformerWork {
   double peakActivationBytes = 0;
   double latentBytes = 0;      // the rank's slice of one branch's prediction
   double elementBytes = 2;
+  /// The rank's slice of the second expert's parameters (@transformer_2,
+  /// Wan 2.2 A14B), which stay resident beside the first's as diffusers
+  /// keeps both experts on the device; 0 for one expert.
+  double otherExpertParamBytes = 0;
 };
 
 } // namespace ditc
