@@ -42,6 +42,10 @@ void printSummary(const Manifest &m, const RunOptions &options,
                                           double(weights->totalBytes)
                                     : 0.0,
                 weights->headerBytes / 1024.0, weights->ms);
+  else
+    std::printf("parameters: synthetic (no --weights): every tensor is the plan's seeded "
+                "initializer, so the output is no trained model's; pass --weights "
+                "SNAPSHOT for one\n");
   // Per axis: the raw collective time and the part the step waited for
   // (exposed); compute is the step less every exposed part.
   std::printf("%6s %10s %10s", "step", "total ms", "compute ms");
