@@ -68,16 +68,8 @@ adviseConfiguration(mlir::ModuleOp imported, const LegalityContext &context,
   mine.gpusPerNode = perNode ? std::min(*perNode, d.worldSize()) : d.worldSize();
   mine.branchCalls = branchCalls;
   StepEstimate estimate = estimateStep(*work, mine, hardware);
-  SearchOptions options;
-  options.numGpus = d.worldSize();
-  options.hardware = hardware;
-  options.gpusPerNode = mine.gpusPerNode;
-  if (options.gpusPerNode < 1 || options.numGpus % options.gpusPerNode != 0)
-    options.gpusPerNode = options.numGpus;
-  options.steps = steps;
-  options.branchCalls = branchCalls;
-  options.anchor = d;
-  options.maxShapes = size_t(std::clamp<int64_t>(2048 / std::max<int64_t>(1, m.blocks), 1, 32));
+  SearchOptions options =
+      nearbySearchOptions(context, hardware, steps, branchCalls, mine.gpusPerNode);
   options.confirmTop = 1;
   // Step against step: the notes compare the transformer's placement.
   options.priceTextEncoders = false;

@@ -503,18 +503,13 @@ SuggestedComponents suggestedComponents(const RankedConfiguration &c) {
   return out;
 }
 
-std::vector<std::pair<Degrees, SuggestedComponents>>
-suggestConfigurations(mlir::ModuleOp imported, const LegalityContext &context,
-                      const HardwareProfile &hardware, int64_t steps, int64_t branchCalls,
-                      const std::string &vaeConfig, const VaeDecodeShape &vaeShape) {
+SearchOptions nearbySearchOptions(const LegalityContext &context,
+                                  const HardwareProfile &hardware, int64_t steps,
+                                  int64_t branchCalls, int64_t gpusPerNode) {
   SearchOptions options;
-  options.vaeConfig = vaeConfig;
-  options.vaeShape = vaeShape;
   options.numGpus = context.deployment.numGpus;
   options.hardware = hardware;
-  std::optional<int64_t> perNode = context.deployment.ranksPerNode();
-  options.gpusPerNode =
-      perNode ? *perNode : std::min(hardware.gpusPerNode, options.numGpus);
+  options.gpusPerNode = gpusPerNode;
   if (options.gpusPerNode < 1 || options.numGpus % options.gpusPerNode != 0)
     options.gpusPerNode = options.numGpus;
   options.steps = steps;
@@ -522,6 +517,19 @@ suggestConfigurations(mlir::ModuleOp imported, const LegalityContext &context,
   options.anchor = context.transformer().degrees;
   int64_t blocks = std::max<int64_t>(1, context.model.blocks);
   options.maxShapes = size_t(std::clamp<int64_t>(2048 / blocks, 1, 32));
+  return options;
+}
+
+std::vector<std::pair<Degrees, SuggestedComponents>>
+suggestConfigurations(mlir::ModuleOp imported, const LegalityContext &context,
+                      const HardwareProfile &hardware, int64_t steps, int64_t branchCalls,
+                      const std::string &vaeConfig, const VaeDecodeShape &vaeShape) {
+  std::optional<int64_t> perNode = context.deployment.ranksPerNode();
+  SearchOptions options = nearbySearchOptions(
+      context, hardware, steps, branchCalls,
+      perNode ? *perNode : std::min(hardware.gpusPerNode, context.deployment.numGpus));
+  options.vaeConfig = vaeConfig;
+  options.vaeShape = vaeShape;
   options.exploreMeshOrders = false;
   options.confirmTop = 3;
   mlir::FailureOr<SearchResult> found =

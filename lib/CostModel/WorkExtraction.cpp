@@ -74,6 +74,36 @@ std::vector<Axis> axesOf(const MeshInfo &mesh, ArrayRef<int16_t> gridAxes) {
 
 
 
+/// The most bytes of values alive at once while `block` runs, its arguments
+/// included, on top of `alreadyLive` bytes held from before it.
+double peakLiveBytes(Block &block, double alreadyLive = 0) {
+  llvm::DenseMap<Value, size_t> lastUse;
+  std::vector<Operation *> ops;
+  for (Operation &op : block) {
+    for (Value v : op.getOperands())
+      lastUse[v] = ops.size();
+    ops.push_back(&op);
+  }
+  std::vector<double> dying(ops.size() + 1, 0);
+  double live = alreadyLive, peak = alreadyLive;
+  for (BlockArgument arg : block.getArguments()) {
+    live += bytesOf(arg.getType());
+    if (auto it = lastUse.find(arg); it != lastUse.end())
+      dying[it->second] += bytesOf(arg.getType());
+  }
+  for (size_t i = 0; i < ops.size(); ++i) {
+    for (Value v : ops[i]->getResults()) {
+      live += bytesOf(v.getType());
+      auto it = lastUse.find(v);
+      // A value nobody reads dies at once.
+      dying[it == lastUse.end() ? i : it->second] += bytesOf(v.getType());
+    }
+    peak = std::max(peak, live);
+    live -= dying[i];
+  }
+  return peak;
+}
+
 class Extractor {
 public:
   Extractor(const MeshInfo &mesh) : mesh(mesh) {}
@@ -92,7 +122,7 @@ public:
         return failure();
     }
     computeCuts(fn, out);
-    out.peakActivationBytes = peakLiveBytes(fn);
+    out.peakActivationBytes = peakLiveBytes(fn.front());
     return success();
   }
 
@@ -257,35 +287,6 @@ private:
         out.blocks[b].cutBytes += bytesOf(value.getType());
   }
 
-  /// The most bytes of values alive at once in one call.
-  double peakLiveBytes(func::FuncOp fn) {
-    llvm::DenseMap<Value, size_t> lastUse;
-    std::vector<Operation *> ops;
-    for (Operation &op : fn.front()) {
-      for (Value v : op.getOperands())
-        lastUse[v] = ops.size();
-      ops.push_back(&op);
-    }
-    std::vector<double> dying(ops.size() + 1, 0);
-    double live = 0, peak = 0;
-    for (BlockArgument arg : fn.getArguments()) {
-      live += bytesOf(arg.getType());
-      if (auto it = lastUse.find(arg); it != lastUse.end())
-        dying[it->second] += bytesOf(arg.getType());
-    }
-    for (size_t i = 0; i < ops.size(); ++i) {
-      for (Value v : ops[i]->getResults()) {
-        live += bytesOf(v.getType());
-        auto it = lastUse.find(v);
-        // A value nobody reads dies at once.
-        dying[it == lastUse.end() ? i : it->second] += bytesOf(v.getType());
-      }
-      peak = std::max(peak, live);
-      live -= dying[i];
-    }
-    return peak;
-  }
-
   const MeshInfo &mesh;
   llvm::DenseMap<Operation *, int64_t> blocks;
 };
@@ -299,22 +300,8 @@ void accountTextEncoder(dit::ComponentOp component, double earlierOutputs,
   MeshInfo local;
   std::set<std::string> seen;
   Block &body = component.getBody().front();
-  llvm::DenseMap<Value, size_t> lastUse;
-  std::vector<Operation *> ops;
-  for (Operation &op : body) {
-    for (Value v : op.getOperands())
-      lastUse[v] = ops.size();
-    ops.push_back(&op);
-  }
-  std::vector<double> dying(ops.size() + 1, 0);
-  double live = earlierOutputs, peak = live;
-  for (BlockArgument arg : body.getArguments()) {
-    live += bytesOf(arg.getType());
-    if (auto it = lastUse.find(arg); it != lastUse.end())
-      dying[it->second] += bytesOf(arg.getType());
-  }
-  for (size_t i = 0; i < ops.size(); ++i) {
-    Operation *op = ops[i];
+  for (Operation &each : body) {
+    Operation *op = &each;
     if (auto reduce = dyn_cast<shard::AllReduceOp>(op)) {
       ++work.allReduces;
       work.allReduceBytes += bytesOf(reduce.getInput().getType());
@@ -338,15 +325,9 @@ void accountTextEncoder(dit::ComponentOp component, double earlierOutputs,
                          bytes, weights);
       }
     }
-    for (Value v : op->getResults()) {
-      live += bytesOf(v.getType());
-      auto it = lastUse.find(v);
-      dying[it == lastUse.end() ? i : it->second] += bytesOf(v.getType());
-    }
-    peak = std::max(peak, live);
-    live -= dying[i];
   }
-  work.peakActivationBytes = std::max(work.peakActivationBytes, peak);
+  work.peakActivationBytes =
+      std::max(work.peakActivationBytes, peakLiveBytes(body, earlierOutputs));
 }
 
 } // namespace

@@ -150,6 +150,15 @@ std::optional<VaeDecodeChoice> chooseVaeDecode(const SearchOptions &options,
 bool ranksBefore(const RankedConfiguration &a, const RankedConfiguration &b,
                  Objective objective);
 
+/// The options of a search near `context`'s transformer degrees with its
+/// GPU count, as check's suggestions and advice notes run it: anchored at
+/// those degrees, partitioning at most 2048 / blocks shapes (1 to 32), on
+/// `gpusPerNode` ranks per node (the whole world when that does not divide
+/// it).
+SearchOptions nearbySearchOptions(const LegalityContext &context,
+                                  const HardwareProfile &hardware, int64_t steps,
+                                  int64_t branchCalls, int64_t gpusPerNode);
+
 /// The component placements `c` was priced with.
 SuggestedComponents suggestedComponents(const RankedConfiguration &c);
 
