@@ -27,6 +27,7 @@ void ComputeWork::add(const ComputeWork &other, double times) {
   for (auto &[keys, f] : other.attentionFlopsByKeys)
     attentionFlopsByKeys[keys] += f * times;
   ringMergeElements += other.ringMergeElements * times;
+  launches += other.launches * times;
 }
 
 
@@ -37,6 +38,7 @@ ComputeWork ComputeWork::batched(double batch) const {
     out.bytes[c] -= (batch - 1) * weightBytes[c];
     out.weightBytes[c] = weightBytes[c];
   }
+  out.launches = launches;
   return out;
 }
 
@@ -157,7 +159,10 @@ double computeSeconds(const ComputeWork &work, const HardwareProfile &hw,
   double seconds = 0;
   for (size_t c = 0; c < kNumOpClasses; ++c)
     seconds += std::max(flops[c] / rates.flops[c], bytes[c] / rates.bandwidth);
-  return seconds;
+  // Eager launches add to the kernels' time: while the host dispatches the
+  // next op the GPU idles (the difference between eager and compiled runs
+  // of the same configuration does not shrink with the degree; docs/search.md).
+  return seconds + work.launches * hw.kernelLaunch;
 }
 
 double computeSeconds(const ComputeWork &work, const HardwareProfile &hw,
@@ -334,7 +339,7 @@ public:
     double callsPerStep = calls / batch;
 
     struct Stage {
-      double compute = 0, params = 0, buffers = 0, flops = 0;
+      double compute = 0, launch = 0, params = 0, buffers = 0, flops = 0;
       /// The compute of the blocks with a blocking collective, whose skew
       /// those collectives wait out (HostRates::skew).
       double syncedCompute = 0;
@@ -380,6 +385,7 @@ public:
         synced = synced.batched(batch);
       }
       stage.compute = computeSeconds(compute, hw, rates) * callsPerStep;
+      stage.launch = compute.launches * hw.kernelLaunch * callsPerStep;
       stage.flops = compute.totalFlops() * callsPerStep;
       // The skew the blocks' collectives wait out: a wait per collective,
       // and the fraction of the compute they follow, shared among the axes
@@ -461,6 +467,7 @@ public:
       chain = std::max(chain, hostBound(computeOnly));
     const Stage &critical = perStage[busiest];
     out.computeSeconds = critical.compute;
+    out.launchSeconds = critical.launch;
     out.commSeconds = critical.comm;
     out.bytesSent = critical.bytesSent;
     if (sends > 0)

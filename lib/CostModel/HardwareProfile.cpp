@@ -187,6 +187,14 @@ HardwareProfile parseProfile(const JsonObject &object, const std::string &name) 
                                    /*minInclusive=*/true);
   p.ringHopOverhead = sourcedNumber(object, "ring_hop_overhead", 0, kMaxLatency,
                                     /*minInclusive=*/true);
+  // Optional, so that profiles written before them still load: absent,
+  // the model prices a compiled engine with no host work between steps.
+  if (object.has("kernel_launch"))
+    p.kernelLaunch = sourcedNumber(object, "kernel_launch", 0, kMaxLatency,
+                                   /*minInclusive=*/true);
+  if (object.has("step_host_overhead"))
+    p.stepHostOverhead = sourcedNumber(object, "step_host_overhead", 0, kMaxLatency,
+                                       /*minInclusive=*/true);
   if (object.has("host"))
     p.host = parseHost(object.getObject("host"));
   return p;
@@ -283,6 +291,8 @@ std::string hardwareProfileToJson(
       {"attention_half_keys", number("attention_half_keys", p.attentionHalfKeys)},
       {"ring_merge_bytes", number("ring_merge_bytes", p.ringMergeBytes)},
       {"ring_hop_overhead", number("ring_hop_overhead", p.ringHopOverhead)},
+      {"kernel_launch", number("kernel_launch", p.kernelLaunch)},
+      {"step_host_overhead", number("step_host_overhead", p.stepHostOverhead)},
   };
   json efficiency = {
       {"gemm", number("gemm", p.gemmEfficiency)},

@@ -58,6 +58,7 @@ public:
     work.compute.bytes[size_t(OpClass::Gemm)] +=
         kFloatBytes * batch * rows * width * (double(in) * inFrames + double(out) * frames);
     work.paramBytes += kFloatBytes * double(out) * (double(in) * double(spatial * spatial * temporal) + 1);
+    launch(1);
     if (spatial > 1 && bands > 1) {
       work.haloBytes += 2.0 * kFloatBytes * batch * width * double(in) * inFrames;
       ++work.haloExchanges;
@@ -71,6 +72,7 @@ public:
     double elements = batch * pixels() * double(channels);
     work.compute.bytes[size_t(OpClass::Elementwise)] += 4.0 * kFloatBytes * elements;
     work.paramBytes += kFloatBytes * 2.0 * double(channels);
+    launch(2); // the norm and its activation
     if (groups > 0 && bands > 1) {
       work.reduceBytes += 2.0 * 8.0 * batch * double(channels) * rows * double(bands) * frames;
       ++work.reductions;
@@ -95,13 +97,22 @@ public:
     work.compute.attentionFlopsByKeys[keys] += scores;
     work.attentionFlops += projections + scores;
     work.paramBytes += kFloatBytes * 4.0 * double(channels) * double(channels + 1);
+    launch(5); // q, k, v, the attention and the output projection
     if (bands > 1) {
       work.gatherBytes += 2.0 * kFloatBytes * batch * framesAttended * keys * double(channels);
       ++work.gathers; // K and V side by side in one
     }
     alive(3 * channels);
   }
-  void upsample() { rows *= 2; width *= 2; }
+  void upsample() {
+    rows *= 2;
+    width *= 2;
+    launch(1);
+  }
+  /// `ops` launched once per chunk of frames the decoder takes at a time.
+  void launch(double ops) {
+    work.compute.launches += ops * std::max(1.0, frames / std::max(1.0, chunkFrames));
+  }
   /// Five activations of the widest layer alive at once (a resnet's input,
   /// norm, activation, padded copy and output), as the runtime's estimate.
   void alive(int64_t channels) {

@@ -37,6 +37,15 @@ namespace ditc {
 
 namespace {
 
+/// Whether an eager engine launches work for `op`: a slice of a tensor
+/// (splitting the streams, unstacking, a rank's all_slice) is a view there,
+/// every other op with a result is at least one launch.
+bool launchesKernel(Operation *op) {
+  return op->getNumResults() > 0 &&
+         !isa<dit::SplitStreamsOp, dit::UnstackOp, dit::SplitOp, shard::AllSliceOp>(op);
+}
+
+
 double elementsOf(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor)
@@ -172,6 +181,8 @@ private:
     for (const ParamSlice &slice : parameterSlices(op, mesh))
       weights += double(slice.localBytes);
     work.paramBytes += weights;
+    if (launchesKernel(op))
+      work.compute.launches += 1;
     if (auto reduce = dyn_cast<shard::AllReduceOp>(op)) {
       CollectiveWork sum{CollectiveKind::AllReduce, axesOf(mesh, reduce.getGridAxes()),
                          bytesOf(reduce.getInput().getType())};
@@ -252,6 +263,11 @@ private:
     work.compute.ringMergeElements +=
         double(ring->outputElements) * double(ring->merges);
     int64_t hops = shifts->count / 2;
+    // Each hop is launched op by op: the send/recv pair, the block's
+    // attention and the online-softmax merge's element-wise ops (about
+    // seven in ring-flash-attention's update of the output and its LSE).
+    constexpr double kLaunchesPerRingHop = 10;
+    work.compute.launches += double(hops) * kLaunchesPerRingHop;
     CollectiveWork shift{CollectiveKind::RingShift, {Axis::Ring},
                          double(shifts->bytes) / double(hops), hops, perBlock};
     shift.overlapKeys = double(ring->blockKeys);
@@ -302,6 +318,8 @@ void accountTextEncoder(dit::ComponentOp component, double earlierOutputs,
   Block &body = component.getBody().front();
   for (Operation &each : body) {
     Operation *op = &each;
+    if (launchesKernel(op))
+      work.compute.launches += 1;
     if (auto reduce = dyn_cast<shard::AllReduceOp>(op)) {
       ++work.allReduces;
       work.allReduceBytes += bytesOf(reduce.getInput().getType());

@@ -228,6 +228,32 @@ TEST(EstimateStep, CFGSplitsTheBranchCallsAndGathersOnce) {
   EXPECT_NEAR(split.commSeconds.at(Axis::CFG), gather, 1e-12);
 }
 
+TEST(EstimateStep, EagerLaunchesAddPerOpAndABatchedCallLaunchesOnce) {
+  HardwareProfile hw = toyProfile();
+  hw.kernelLaunch = 50e-6;
+  TransformerWork work = twoBlocks();
+  for (BlockWork &block : work.blocks)
+    block.compute.launches = 30;
+  Configuration batched = configOf(work.shape, /*branchCalls=*/2);
+  Configuration calls = batched;
+  calls.batchBranches = false;
+  StepEstimate one = estimateStep(work, batched, hw);
+  StepEstimate two = estimateStep(work, calls, hw);
+  // 2 blocks x 30 ops, launched once for the batched branches and once
+  // per call without batching; each adds to the roofline's time.
+  EXPECT_NEAR(one.launchSeconds, 60 * 50e-6, 1e-12);
+  EXPECT_NEAR(two.launchSeconds, 2 * 60 * 50e-6, 1e-12);
+  // A compiled engine (kernel_launch 0) pays none, and the eager step is
+  // the compiled one plus its launches.
+  hw.kernelLaunch = 0;
+  StepEstimate compiled = estimateStep(work, batched, hw);
+  StepEstimate compiledCalls = estimateStep(work, calls, hw);
+  EXPECT_EQ(compiled.launchSeconds, 0);
+  EXPECT_NEAR(one.computeSeconds, compiled.computeSeconds + 60 * 50e-6, 1e-12);
+  EXPECT_NEAR(two.computeSeconds, compiledCalls.computeSeconds + 2 * 60 * 50e-6, 1e-12);
+  EXPECT_NEAR(one.stepSeconds, compiled.stepSeconds + 60 * 50e-6, 1e-12);
+}
+
 TEST(EstimateStep, BatchedBranchesPayEachCollectiveOnceAndReadWeightsOnce) {
   HardwareProfile hw = toyProfile();
   TransformerWork work = twoBlocks();

@@ -83,12 +83,17 @@ TEST(Suggestions, AreLegalFastestFirstAndOfferCFGToATrueCFGModel) {
   for (const auto &[degrees, vae] : suggestConfigurations(*sd3.module, sd3.legality, h100, 28, 2))
     suggestions.push_back(degrees);
   ASSERT_EQ(suggestions.size(), 3u);
+  int64_t splitBranches = 0;
   for (const Degrees &s : suggestions) {
     EXPECT_EQ(s.worldSize(), 4);
     EXPECT_TRUE(legal(sd3, s)) << s.describe();
-    // Two guidance branches: splitting them is what pays first.
-    EXPECT_EQ(s[Axis::CFG], 2) << s.describe();
+    splitBranches += s[Axis::CFG] == 2;
   }
+  // Two guidance branches: splitting them is what pays first. (A batched
+  // call launches its ops once for both branches, so a configuration that
+  // keeps them together may still place third.)
+  EXPECT_EQ(suggestions[0][Axis::CFG], 2) << suggestions[0].describe();
+  EXPECT_GE(splitBranches, 2);
   // Fastest first, by the same model the search ranks with.
   SearchOptions options;
   options.numGpus = 4;
@@ -354,14 +359,17 @@ TEST(Search, EndToEndAddsTheEncodeAndOffloadsWhenOnlyThatFits) {
   EXPECT_FALSE(roomy->singleGpuEncode.offload);
   EXPECT_NEAR(roomy->singleGpuEncode.paramBytes / double(1 << 30), 10.6, 0.1);
   EXPECT_NEAR(roomy->singleGpuEndToEndSeconds,
-              roomy->singleGpuEncode.seconds + 50 * roomy->singleGpu.stepSeconds +
+              roomy->singleGpuEncode.seconds +
+                  50 * (roomy->singleGpu.stepSeconds + options.hardware.stepHostOverhead) +
                   roomy->singleGpuDecode.seconds,
               1e-9);
   ASSERT_FALSE(roomy->ranked.empty());
   for (const RankedConfiguration &c : roomy->ranked) {
     ASSERT_TRUE(c.encode.priced);
     EXPECT_NEAR(c.endToEndSeconds,
-                c.encode.seconds + 50 * c.estimate.stepSeconds + c.decode.seconds, 1e-9);
+                c.encode.seconds + 50 * (c.estimate.stepSeconds + options.hardware.stepHostOverhead) +
+                    c.decode.seconds,
+                1e-9);
     // Two ranks per replica: the encoders split over both (64 heads).
     if (c.config.degrees.instanceSize() == 2)
       EXPECT_EQ(c.encode.tpSize, 2);

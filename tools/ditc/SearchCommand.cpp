@@ -35,7 +35,10 @@ const Flag kHardware =
         .json("hardware");
 const Flag kObjective =
     Flag::option("--objective", "", "")
-        .choices({{"latency", "fastest step for one request (default)"},
+        .choices({{"end-to-end", "fastest whole pipeline call: encode,\nsteps "
+                                 "and decode (default)"},
+                  {"latency", "fastest denoising loop: steps x (step +\nhost "
+                              "work between steps)"},
                   {"throughput", "most requests per second for the cluster, "
                                  "DP\nreplicas included"}})
         .json("objective");
@@ -105,9 +108,11 @@ nlohmann::json rankedJson(const RankedConfiguration &c, int64_t numGpus,
                                           {"peak_memory_bytes",
                                            int64_t(c.decode.peakMemoryBytes)}}
                          : nlohmann::json(nullptr)},
+          {"loop_ms", c.loopSeconds * 1e3},
           {"end_to_end_ms", c.endToEndSeconds * 1e3},
           {"breakdown_ms",
            {{"compute", e.computeSeconds * 1e3},
+            {"launch", e.launchSeconds * 1e3},
             {"communication", comm},
             {"bubble", e.bubbleSeconds * 1e3}}},
           {"peak_memory_bytes", int64_t(e.peakMemoryBytes() + c.encode.residentBytes())},
@@ -150,16 +155,18 @@ std::string commText(const StepEstimate &e) {
 std::string searchUsage() {
   return formatUsage(std::string(R"(usage: ditc search MODEL --num-gpus N [--gpus-per-node M]
                    [--hardware NAME|FILE] [workload flags]
-                   [--objective latency|throughput] [--top K|all]
+                   [--objective end-to-end|latency|throughput] [--top K|all]
                    [--attention-backend NAME] [--dtype bf16|f32]
                    [--format text|json]
 
 Ranks every legal configuration of MODEL on N GPUs by the cost model: step
 time = compute (a roofline per op class) + exposed communication (alpha-beta
 per collective, on the link each group's ranks share) + the pipeline bubble.
-A request's end-to-end time adds the prompt encode (the text encoders at the
-fastest text_encoder tp_size that fits, offloaded when only that fits) and the
-VAE decode (at the fastest vae_parallel_size that fits); latency ranks by it.
+Each op an eager engine launches adds the profile's kernel_launch. A request's
+end-to-end time is the prompt encode (the text encoders at the fastest
+text_encoder tp_size that fits, offloaded when only that fits), the steps with
+the profile's host work between them, and the VAE decode (at the fastest
+vae_parallel_size that fits); the default objective ranks by it.
 Configurations whose peak memory per rank does not fit are dropped. The work
 each rank does comes from the partition passes' own IR. See docs/search.md.
 
@@ -197,9 +204,10 @@ int runSearch(const std::vector<std::string> &argv) {
                   " nodes of " + std::to_string(options.gpusPerNode) +
                   " GPUs; pass " + kGpusPerNode.name);
   }
-  std::string objective = args.getChoice(kObjective).value_or("latency");
-  options.objective =
-      objective == "throughput" ? Objective::Throughput : Objective::Latency;
+  std::string objective = args.getChoice(kObjective).value_or("end-to-end");
+  options.objective = objective == "throughput" ? Objective::Throughput
+                      : objective == "latency"  ? Objective::Latency
+                                                : Objective::EndToEnd;
   std::string top = args.get(kTop).value_or("10");
   size_t topCount =
       top == "all" ? SIZE_MAX
@@ -245,6 +253,9 @@ int runSearch(const std::vector<std::string> &argv) {
         {kHardware.jsonKey, options.hardware.name},
         {kObjective.jsonKey, objective},
         {"single_gpu_step_ms", result.singleGpu.stepSeconds * 1e3},
+        {"single_gpu_launch_ms", result.singleGpu.launchSeconds * 1e3},
+        {"step_host_overhead_ms", options.hardware.stepHostOverhead * 1e3},
+        {"single_gpu_loop_ms", result.singleGpuLoopSeconds * 1e3},
         {"single_gpu_end_to_end_ms", result.singleGpuEndToEndSeconds * 1e3},
         {"single_gpu_encode", encodeJson(result.singleGpuEncode)},
         {"single_gpu_fits", result.singleGpuFits},
@@ -276,7 +287,13 @@ int runSearch(const std::vector<std::string> &argv) {
                << workload.height << (workload.frames > 1 ? "x" + std::to_string(workload.frames) : "")
                << ", " << objective << "\n";
   llvm::outs() << "one GPU: " << formatMs(result.singleGpu.stepSeconds)
-               << " ms per step, "
+               << " ms per step";
+  if (result.singleGpu.launchSeconds > 0)
+    llvm::outs() << " (" << formatMs(result.singleGpu.launchSeconds) << " of it eager launches)";
+  if (options.hardware.stepHostOverhead > 0)
+    llvm::outs() << " + " << formatMs(options.hardware.stepHostOverhead)
+                 << " ms of host work between steps";
+  llvm::outs() << ", "
                << formatGiB(result.singleGpu.peakMemoryBytes() +
                             result.singleGpuEncode.residentBytes())
                << " GiB peak" << (result.singleGpuFits ? "" : " (does not fit)");

@@ -39,8 +39,11 @@ struct Configuration {
 
 struct StepEstimate {
   double stepSeconds = 0;
-  /// The busiest rank's own compute.
+  /// The busiest rank's own compute, its eager launches included.
   double computeSeconds = 0;
+  /// The part of computeSeconds that is eager launches (ops launched x the
+  /// profile's kernel_launch).
+  double launchSeconds = 0;
   /// Exposed communication on the critical path, per mesh axis.
   std::map<Axis, double> commSeconds;
   /// Time the busiest rank waits on other pipeline stages.

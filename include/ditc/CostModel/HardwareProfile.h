@@ -85,6 +85,16 @@ struct HardwareProfile {
   /// Seconds per ring hop that nothing hides: the hop's kernel launches and
   /// the wait for its transfer before the next block is attended.
   double ringHopOverhead = 0;
+  /// Seconds per op an eager engine launches that the GPU does not overlap
+  /// (the host's dispatch and launch of the op's kernels); the model counts
+  /// one launch per op of the rank's program (ComputeWork::launches). 0
+  /// prices a compiled engine (CUDA graphs, torch.compile), whose launches
+  /// the GPU does not wait for.
+  double kernelLaunch = 0;
+  /// Host seconds per denoising step outside the transformer: the
+  /// pipeline's loop (the scheduler step, the guidance combine, the
+  /// timestep and the callbacks), which no axis splits.
+  double stepHostOverhead = 0;
   /// Present for a CPU host profile; then compute is priced from it.
   std::optional<HostRates> host;
 

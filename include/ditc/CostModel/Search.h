@@ -22,13 +22,20 @@
 
 namespace ditc {
 
-enum class Objective { Latency, Throughput };
+/// What the ranking minimises or maximises.
+/// - EndToEnd: one request's whole pipeline call (encode + denoising loop +
+///   decode), what a user waits for.
+/// - Latency: the denoising loop alone (steps x (step + the host work
+///   between steps)), what per-step benchmarks measure and what the
+///   transformer's axes change.
+/// - Throughput: requests per second of the cluster, DP replicas included.
+enum class Objective { EndToEnd, Latency, Throughput };
 
 struct SearchOptions {
   int64_t numGpus = 1;
   int64_t gpusPerNode = 8;
   HardwareProfile hardware;
-  Objective objective = Objective::Latency;
+  Objective objective = Objective::EndToEnd;
   /// Denoising steps per request (for requests per second).
   int64_t steps = 1;
   /// Transformer calls per step before cfg splits them.
@@ -50,16 +57,15 @@ struct SearchOptions {
   std::optional<size_t> confirmTop;
   /// The snapshot's vae/config.json and the latents one request decodes:
   /// each configuration's decode is priced with the best legal
-  /// vae_parallel_size, and latency ranks by end-to-end time (steps x step
-  /// + decode). Empty: the decode is not priced.
+  /// vae_parallel_size, and the end-to-end objective counts it. Empty: the decode is not priced.
   std::string vaeConfig;
   VaeDecodeShape vaeShape;
   /// Price the prompt encode from the module's @text_encoder graphs (none
   /// in a bare transformer config): each configuration gets the fastest
   /// text_encoder tp_size that the text-encoder rules allow inside a
   /// replica, its encoders resident when they fit beside the transformer
-  /// and offloaded (--text-encoder-offload) when only that fits; latency
-  /// ranks by encode + steps x step + decode.
+  /// and offloaded (--text-encoder-offload) when only that fits; the
+  /// end-to-end objective counts it.
   bool priceTextEncoders = true;
 };
 
@@ -89,12 +95,15 @@ struct RankedConfiguration {
   Configuration config;
   StepEstimate estimate;
   double requestsPerSecond = 0;
-  /// Against one GPU: step-time ratio (latency) or request-rate ratio
-  /// (throughput), and that divided by the GPUs used.
+  /// Against one GPU: the ratio of the objective's time (end to end, or
+  /// the denoising loop) or of the request rate (throughput), and that
+  /// divided by the GPUs used.
   double speedup = 0, parallelEfficiency = 0;
   TextEncodeChoice encode;
   VaeDecodeChoice decode;
-  /// The encode + steps x step time + the decode.
+  /// steps x (step + the profile's host work between steps).
+  double loopSeconds = 0;
+  /// The encode + the loop + the decode.
   double endToEndSeconds = 0;
 };
 
@@ -103,7 +112,7 @@ struct SearchResult {
   bool singleGpuFits = true;
   TextEncodeChoice singleGpuEncode;
   VaeDecodeChoice singleGpuDecode;
-  double singleGpuEndToEndSeconds = 0;
+  double singleGpuLoopSeconds = 0, singleGpuEndToEndSeconds = 0;
   /// Legal configurations that fit, best first.
   std::vector<RankedConfiguration> ranked;
   int64_t candidates = 0, legal = 0, tooLarge = 0;

@@ -42,6 +42,9 @@ struct ComputeWork {
   /// over merges; each costs HardwareProfile::ringMergeBytes of memory
   /// traffic (its FLOPs are in the elementwise class).
   double ringMergeElements = 0;
+  /// Ops the rank launches per call (compute and collectives alike); each
+  /// costs HardwareProfile::kernelLaunch. A batched call launches once.
+  double launches = 0;
   void add(OpClass c, double f, double b, double weights = 0) {
     flops[size_t(c)] += f;
     bytes[size_t(c)] += b;
