@@ -134,6 +134,7 @@ Deployment deploymentFromFlags(const ParallelFlags &flags) {
     deployment.meshOrder =
         parseMeshOrder("command line: --mesh-order", *flags.meshOrder);
   transformer.instances = defaultInstances(d, deployment.meshOrder);
+  transformer.offload = flags.expertOffload;
   deployment.numGpus = flags.numGpus.value_or(d.worldSize());
   deployment.nnodes = flags.nnodes;
   deployment.gpusPerNode = flags.gpusPerNode;
@@ -225,8 +226,9 @@ Placement readPlacement(const JsonObject &object, const std::string &name) {
                                 "kv_gather_degree", "cfg_size", "pp_size",
                                 "attention_backend", "kv_cache", "instances",
                                 "pp_partition"};
-  // A text encoder may free its weights once the prompts are encoded.
-  if (name == "text_encoder")
+  // A text encoder may free its weights once the prompts are encoded, and
+  // a two-expert transformer hold only its active expert.
+  if (name == "text_encoder" || name == "transformer")
     keys.insert("offload");
   checkKeys(object, keys);
   Placement placement;
@@ -257,7 +259,7 @@ Placement readPlacement(const JsonObject &object, const std::string &name) {
   if (object.has("pp_partition"))
     placement.ppPartition =
         object.getIntList("pp_partition", -kMaxRank, kMaxRank);
-  if (name == "text_encoder")
+  if (name == "text_encoder" || name == "transformer")
     placement.offload = object.getOptionalBool("offload", false);
   if (object.has("instances")) {
     placement.instances = object.getIntLists("instances", 0, kMaxRank);

@@ -487,7 +487,9 @@ public:
     for (const BlockWork &b : work.blocks)
       firstExpert += b.paramBytes;
     if (work.otherExpertParamBytes > 0 && firstExpert > 0)
-      out.paramBytes *= 1 + work.otherExpertParamBytes / firstExpert;
+      out.paramBytes *= config.expertOffload
+                            ? std::max(1.0, work.otherExpertParamBytes / firstExpert)
+                            : 1 + work.otherExpertParamBytes / firstExpert;
     out.activationBytes = batch * work.peakActivationBytes;
     // Every axis whose groups span nodes, whether or not it communicates
     // (dp replicas across nodes cost nothing, and say so).

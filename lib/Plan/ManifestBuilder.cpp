@@ -283,6 +283,9 @@ FailureOr<json> buildManifest(ModuleOp module, const MeshInfo &mesh,
   // The text encoders' tensor parallelism (docs/plan-format.md): each
   // replica's encoding ranks in TP order, and per encoder the all-reduces
   // of its verified TP program, which dit-run holds its encoders to.
+  if (const Placement *transformer = deployment.find("transformer");
+      transformer && transformer->offload)
+    manifest["transformer"] = {{"expert_offload", true}};
   if (const Placement *encoder = deployment.find("text_encoder")) {
     json groupsJson = json::array();
     for (const std::vector<int64_t> &group : textEncoderGroups(deployment))

@@ -423,5 +423,10 @@ TEST(Search, BothExpertsStayResident) {
     EXPECT_GT(both.paramBytes / double(1 << 30), d.worldSize() == 1 ? 50 : 25);
     // The step's work is one expert's.
     EXPECT_NEAR(both.stepSeconds, single.stepSeconds, single.stepSeconds * 1e-9);
+    // --expert-offload: one expert resident (the two are the same size).
+    config.expertOffload = true;
+    StepEstimate offloaded = estimateStep(*two, config, h100);
+    EXPECT_NEAR(offloaded.paramBytes, single.paramBytes, single.paramBytes * 1e-9);
+    EXPECT_EQ(offloaded.stepSeconds, both.stepSeconds);
   }
 }

@@ -139,8 +139,11 @@ int runCompile(const Argv &argv) {
   llvm::outs() << "compiled " << escapeInvalidUtf8(request.spec.name) << " for "
                << request.deployment.numGpus
                << " GPUs: " << plan->programs.size() << " program"
-               << (plan->programs.size() == 1 ? "" : "s") << ", plan "
-               << hash.substr(0, 16) << ", written to "
+               << (plan->programs.size() == 1 ? "" : "s");
+  if (const Placement *transformer = request.deployment.find("transformer");
+      transformer && transformer->offload)
+    llvm::outs() << " (--expert-offload: one expert resident at a time)";
+  llvm::outs() << ", plan " << hash.substr(0, 16) << ", written to "
                << escapeInvalidUtf8(*output) << "\n";
   return 0;
 }

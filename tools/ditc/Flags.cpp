@@ -150,6 +150,11 @@ const Flag kTextEncoderOffload = Flag::switchFlag(
     "free the text encoders' weights once the prompts\n"
     "are encoded (their memory is not held while\n"
     "denoising)");
+const Flag kExpertOffload = Flag::switchFlag(
+    "--expert-offload",
+    "a two-expert model (Wan 2.2 A14B): keep only the\n"
+    "active expert's weights resident, loading the\n"
+    "second in place of the first at the switch");
 const Flag kNnodes =
     Flag::option("--nnodes", "K", "node shape, for the cross-node warnings")
         .range(1, kMaxParallelDegree);
@@ -187,7 +192,7 @@ const std::vector<const Flag *> &deploymentFlags() {
       &kNumGpusFlag, &kTpSize, &kUlysses,    &kRing, &kKVGather,
       &kSp,          &kCfg,    &kPp,         &kDp,   &kPpPartition,
       &kBackend,     &kVaeParallelSize, &kVaeRowSplit, &kTextEncoderTp,
-      &kTextEncoderOffload, &kNnodes, &kGpusPerNode};
+      &kTextEncoderOffload, &kExpertOffload, &kNnodes, &kGpusPerNode};
   return flags;
 }
 
@@ -225,6 +230,7 @@ ParallelFlags readParallelFlags(const ArgParser &args) {
   flags.vaeRowSplit = args.get(kVaeRowSplit);
   flags.textEncoderTp = args.getInt(kTextEncoderTp);
   flags.textEncoderOffload = args.has(kTextEncoderOffload);
+  flags.expertOffload = args.has(kExpertOffload);
   flags.nnodes = args.getInt(kNnodes);
   flags.gpusPerNode = args.getInt(kGpusPerNode);
   flags.meshOrder = args.get(kMeshOrderFlag);

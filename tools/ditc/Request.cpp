@@ -4,6 +4,7 @@
 
 #include "ditc/Analysis/AxisConversion.h"
 #include "ditc/CostModel/Advice.h"
+#include "ditc/CostModel/MemoryFit.h"
 #include "ditc/CostModel/Search.h"
 #include "ditc/Support/Utf8.h"
 
@@ -46,10 +47,14 @@ std::vector<RuleDiagnostic> allDiagnostics(const Request &request,
   return diagnostics;
 }
 
-/// " --text-encoder-tp-size T" (and the offload) and " --vae-parallel-size
-/// V" (and its row split) when those components are split.
+/// " --expert-offload", " --text-encoder-tp-size T" (and the offload) and
+/// " --vae-parallel-size V" (and its row split) when those components are
+/// split or offloaded.
 std::string componentFlags(const Deployment &deployment) {
   std::string out;
+  if (const Placement *transformer = deployment.find("transformer");
+      transformer && transformer->offload)
+    out += " --expert-offload";
   if (const Placement *encoder = deployment.find("text_encoder")) {
     if (encoder->degrees[Axis::TP] > 1)
       out += " --text-encoder-tp-size " + std::to_string(encoder->degrees[Axis::TP]);
@@ -106,6 +111,16 @@ LegalityReport checkRequest(mlir::MLIRContext &context, const Request &request,
   if (mlir::failed(legality))
     throw InternalError("the imported module lacks model facts");
   LegalityReport report = checkLegality(*legality);
+  // memory-fit: with --hardware, the configuration's per-rank peak against
+  // the profile's memory, before anything is compiled or loaded.
+  if (request.hardware && report.legal())
+    if (std::optional<MemoryPlan> plan = planMemory(
+            *module, *legality, *request.hardware, request.workload.branches,
+            request.spec.vaeConfig,
+            {request.workload.batch, request.workload.latentFrames,
+             request.workload.latentHeight, request.workload.latentWidth}))
+      if (std::optional<RuleDiagnostic> refusal = checkMemoryFit(*plan, *request.hardware))
+        report.diagnostics.push_back(std::move(*refusal));
   // The default profile is read only when a note or a suggestion needs it.
   auto hardware = [&] {
     return request.hardware ? *request.hardware : loadHardwareProfile("h100-sxm");

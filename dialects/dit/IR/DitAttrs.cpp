@@ -247,9 +247,11 @@ LogicalResult PlacementAttr::verify(
     IntegerAttr vaeParallelSize, DenseI64ArrayAttr rowSplit, BoolAttr offload) {
   if (component.empty())
     return emitError() << "placement needs a component name";
-  if (offload && component != "text_encoder")
-    return emitError() << "offload frees the text encoders' weights; '" << component
-                       << "' has none to free";
+  if (offload && component != "text_encoder" && component != "transformer")
+    return emitError() << "offload frees the text encoders' weights once the prompts "
+                          "are encoded, or keeps a two-expert transformer's running "
+                          "expert only; '"
+                       << component << "' has none to free";
   if ((vaeParallelSize || rowSplit) && component != "vae")
     return emitError() << "vae_parallel_size and row_split place the vae; '"
                        << component << "' is split by its mesh";

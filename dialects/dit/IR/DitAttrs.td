@@ -162,7 +162,10 @@ def Dit_PlacementAttr : Dit_Attr<"Placement", "placement"> {
     The `text_encoder` component splits over `tp` only: each entry of
     `instances` (when given) lists the ranks that encode one replica's
     prompts, by default its first `tp` ranks; `offload = true` frees the
-    encoders' weights once the prompts are encoded.
+    encoders' weights once the prompts are encoded. On the `transformer` of a
+    two-expert model (Wan 2.2 A14B), `offload = true` keeps only the running
+    expert's weights resident (the `expert-offload` rule refuses it on one
+    expert).
 
     ```mlir
     #dit.placement<component = "transformer",

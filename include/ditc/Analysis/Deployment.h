@@ -62,8 +62,11 @@ struct Placement {
   /// of each band when the plan states an uneven split (empty: equal bands).
   int64_t vaeParallelSize = 1;
   std::vector<int64_t> vaeRowSplit;
-  /// The text_encoder component only: free the encoders' weights once the
-  /// prompts are encoded (--text-encoder-offload, "offload": true).
+  /// The text_encoder component: free the encoders' weights once the
+  /// prompts are encoded (--text-encoder-offload, "offload": true). The
+  /// transformer of a two-expert model (Wan 2.2 A14B): keep only the
+  /// active expert's weights resident, loading the second at the switch
+  /// in place of the first (--expert-offload, "offload": true).
   bool offload = false;
 };
 
@@ -157,6 +160,8 @@ struct ParallelFlags {
   /// --text-encoder-tp-size and --text-encoder-offload.
   std::optional<int64_t> textEncoderTp;
   bool textEncoderOffload = false;
+  /// --expert-offload: the transformer placement's offload.
+  bool expertOffload = false;
   std::optional<std::string> ppPartition, backend, vaeRowSplit;
   std::optional<int64_t> nnodes, gpusPerNode;
   std::optional<std::string> meshOrder;

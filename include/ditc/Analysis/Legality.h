@@ -52,6 +52,8 @@ struct ModelFacts {
   int64_t textHiddenSize = 0, seqAlign = 1;
   bool dualStream = false; // the text stream has its own weights
   int64_t imageTokens = 0, textTokens = 0, branches = 1;
+  /// Transformers that take turns over the steps (2 for Wan 2.2 A14B).
+  int64_t experts = 1;
   double guidanceScale = 1.0;
   int64_t height = 0, width = 0, frames = 1, latentFrames = 1;
   int64_t vaeSpatial = 8;

@@ -35,6 +35,9 @@ struct Configuration {
   /// (dit-batch-branches); never with pp > 1, where the calls are the
   /// pipeline's micro-batches.
   bool batchBranches = true;
+  /// A two-expert model's --expert-offload: only the running expert's
+  /// parameters are resident (the larger of the two), not both.
+  bool expertOffload = false;
 };
 
 struct StepEstimate {

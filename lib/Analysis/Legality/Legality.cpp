@@ -89,6 +89,8 @@ const std::vector<LegalityRule> &legalityRules() {
        checkTextEncoderHeads, true},
       {"text-encoder-ranks", "each replica's prompts are encoded on its own ranks",
        checkTextEncoderRanks, true},
+      {"expert-offload", "expert offload needs a model with two experts",
+       checkExpertOffload, true},
   };
   return table;
 }
@@ -260,6 +262,7 @@ FailureOr<LegalityContext> buildLegalityContext(ModuleOp module,
   m.textHiddenSize = model.getTextHiddenSize();
   m.dualStream = model.getDoubleBlocks() > 0;
   m.seqAlign = model.getSeqAlign();
+  m.experts = model.getExperts();
   m.vaeSpatial = model.getVaeSpatial();
   auto patch = model.getPatch().asArrayRef();
   m.patch = {patch[0], patch[1], patch[2]};

@@ -51,3 +51,22 @@ void checkPPPartition(const LegalityContext &ctx, DiagnosticSink &sink) {
 }
 
 } // namespace ditc::rules
+
+namespace ditc::rules {
+
+/// expert-offload: offloading keeps the expert that runs and loads the
+/// other at the switch (Wan 2.2 A14B's high- and low-noise experts); a
+/// one-expert model has nothing to swap, so the flag would change nothing
+/// the user asked for.
+void checkExpertOffload(const LegalityContext &ctx, DiagnosticSink &sink) {
+  const Placement &transformer = ctx.transformer();
+  if (!transformer.offload || ctx.model.experts >= 2)
+    return;
+  sink.report("expert-offload", Severity::Error,
+              "expert offload keeps one of two experts resident, but " + ctx.model.className +
+                  " (" + ctx.model.family + ") has " + std::to_string(ctx.model.experts) +
+                  " expert; drop --expert-offload (\"offload\" on the transformer)",
+              "transformer");
+}
+
+} // namespace ditc::rules

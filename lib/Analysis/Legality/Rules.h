@@ -39,6 +39,8 @@ void checkTextEncoderAxes(const LegalityContext &, DiagnosticSink &);
 void checkTextEncoderHeads(const LegalityContext &, DiagnosticSink &);
 void checkTextEncoderRanks(const LegalityContext &, DiagnosticSink &);
 
+void checkExpertOffload(const LegalityContext &, DiagnosticSink &);
+
 } // namespace ditc::rules
 
 #endif // DITC_LIB_ANALYSIS_LEGALITY_RULES_H

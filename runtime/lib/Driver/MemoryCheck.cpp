@@ -78,9 +78,12 @@ RankMemoryNeed estimateRankMemory(const Manifest &manifest,
   int64_t tpSize = std::max<int64_t>(1, manifest.axisSize("tp"));
   for (const Program *program : programs) {
     // Each expert's executor holds its own parameters: they add up, while
-    // only one expert's step runs at a time.
+    // only one expert's step runs at a time; with expert offload only the
+    // running expert's are resident.
     int64_t elements = parameterElements(*program, tpSize);
-    need.paramBytes = addSat(need.paramBytes, mulSat(elements, computeElementBytes));
+    int64_t bytes = mulSat(elements, computeElementBytes);
+    need.paramBytes = manifest.expertOffload ? std::max(need.paramBytes, bytes)
+                                             : addSat(need.paramBytes, bytes);
     const ProgramEntry &entry = manifest.programEntry(program->id);
     if (entry.activationBytes < 0)
       continue;
@@ -249,7 +252,7 @@ void checkHostMemory(const Manifest &manifest,
     throw BadInput(manifest.dir + ": plan for " + manifest.modelName + " in " +
                    dtypeName + " needs about " + mib(sum) + " for " + who +
                    ", but this host has " + mib(host->bytes) + " available (" +
-                   host->source + ")" + kAdvice);
+                   host->source + "): short by " + mib(sum - host->bytes) + kAdvice);
   if (std::optional<MemoryLimit> space = addressSpaceAvailable()) {
     // The fixed footprint is already mapped in this process (VmSize).
     int64_t perRank = onDevice ? 0 : largest->tensorBytes();
@@ -259,7 +262,8 @@ void checkHostMemory(const Manifest &manifest,
                      " of parameters and activations in rank " +
                      std::to_string(largest->rank) + " " + breakdown(*largest, onDevice) +
                      ", but each rank may map only " + mib(space->bytes) +
-                     " more (" + space->source + ")" + kAdvice);
+                     " more (" + space->source + "): short by " +
+                     mib(perRank - space->bytes) + kAdvice);
   }
 }
 
@@ -278,8 +282,9 @@ void checkDeviceMemory(const Manifest &manifest, const RankMemoryNeed &need,
                    dtypeName + " needs about " + mib(onDevice) + " on cuda:" +
                    std::to_string(device) + " for rank " + std::to_string(need.rank) +
                    ", but the device has " + mib(available) + " free of " +
-                   mib(int64_t(totalBytes)) + " (cudaMemGetInfo) " +
-                   breakdown(need, /*onDevice=*/true) + kAdvice);
+                   mib(int64_t(totalBytes)) + " (cudaMemGetInfo), short by " +
+                   mib(onDevice - available) + " " + breakdown(need, /*onDevice=*/true) +
+                   kAdvice);
 #else
   (void)manifest, (void)need, (void)device, (void)dtypeName;
 #endif

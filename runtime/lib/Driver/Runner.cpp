@@ -410,7 +410,12 @@ void runRank(const RunOptions &options) {
     std::set<std::string> components;
     for (auto &executor : experts) {
       const std::string &expert = executor->program().expert;
-      executor->loadParameters(loaded.weights->component(expert));
+      // Expert offload: the second expert is read when its first step
+      // comes, after the first is freed.
+      if (m.expertOffload && executor != experts.front())
+        executor->releaseParameters(&loaded.weights->component(expert));
+      else
+        executor->loadParameters(loaded.weights->component(expert));
       components.insert(expert);
     }
     for (const std::string &expert : components) {
@@ -467,6 +472,10 @@ void runRank(const RunOptions &options) {
                                          : std::vector<PromptEmbeddings>());
     loaded.prompts->release();
   }
+  // Expert offload without --weights: the second expert is drawn when its
+  // first step comes, after the first is freed.
+  if (m.expertOffload && experts.size() > 1 && !loaded.weights)
+    experts[1]->releaseParameters();
   for (const Request &request : loaded.requests) {
     // Synthetic parameters are a function of the seed, as in a one-replica
     // run of the same request (loaded ones stay as they are).
@@ -542,6 +551,14 @@ void runRank(const RunOptions &options) {
       Executor &executor =
           experts.size() > 1 && at.timestep < m.boundaryRatio * 1000.0 ? *experts[1]
                                                                        : *experts[0];
+      if (m.expertOffload && !executor.parametersResident()) {
+        // The switch (or a new request after it): free the other expert
+        // first, so the two are never resident together.
+        for (auto &other : experts)
+          if (other.get() != &executor)
+            other->releaseParameters();
+        executor.restoreParameters(request.seed);
+      }
       executor.setStepRule(&at.rule, &slots);
       std::map<int, StepValue> inputs;
       for (const StepInput &in : executor.program().inputs) {

@@ -12,7 +12,7 @@ ParameterStore::ParameterStore(const Manifest &manifest, int64_t rank,
       device(device) {}
 
 bool ParameterStore::materialize(int64_t seed) {
-  if (loaded || drawnSeed == seed)
+  if (released || loaded || drawnSeed == seed)
     return false;
   drawnSeed = seed;
   int64_t tpSize = manifest.axisSize("tp");
@@ -37,6 +37,27 @@ void ParameterStore::load(const checkpoint::TransformerWeights &weights) {
     return loadParameter(weights, spec, tpSize, tpIndex, inPlaceType);
   });
   loaded = true;
+  released = false;
+  source = &weights;
+}
+
+void ParameterStore::release(const checkpoint::TransformerWeights *weights) {
+  parameterByName.clear();
+  parameterByOp.clear();
+  drawnSeed.reset();
+  released = true;
+  if (weights)
+    source = weights;
+}
+
+void ParameterStore::restore(int64_t seed) {
+  if (!released)
+    return;
+  released = false;
+  if (source)
+    load(*source);
+  else
+    materialize(seed);
 }
 
 void ParameterStore::place(

@@ -529,6 +529,14 @@ Manifest loadManifest(const std::string &dir) {
     readVaeSection(top.getObject("vae"), m);
   if (top.has("text_encoder"))
     readTextEncoderSection(top.getObject("text_encoder"), m);
+  if (top.has("transformer")) {
+    JsonObject transformer = top.getObject("transformer");
+    m.expertOffload = transformer.getOptionalBool("expert_offload", false);
+    if (m.expertOffload && m.experts != 2)
+      transformer.fail("expert_offload",
+                       "is true, but the plan's model has " + std::to_string(m.experts) +
+                           " expert; offload keeps one of two experts resident");
+  }
 
   // The plan hash covers the manifest and, through their hashes, every
   // program: an edited manifest is as foreign as another plan.

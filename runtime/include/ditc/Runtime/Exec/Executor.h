@@ -48,6 +48,20 @@ public:
   /// `weights` (the program's expert of a snapshot openWeights checked),
   /// once; materializeParameters then keeps them whatever the seed.
   void loadParameters(const checkpoint::TransformerWeights &weights);
+  /// Expert offload: frees the parameters (to be read back from `weights`
+  /// when given, else drawn again), and makes them again before the
+  /// expert's next step.
+  void releaseParameters(const checkpoint::TransformerWeights *weights = nullptr) {
+    parameters.release(weights);
+    ropeTables.clear(); // tables built from parameters go with them
+  }
+  void restoreParameters(int64_t seed) {
+    if (!parameters.resident()) {
+      parameters.restore(seed);
+      ropeTables.clear();
+    }
+  }
+  bool parametersResident() const { return parameters.resident(); }
   /// Bytes of parameters this rank holds.
   int64_t parameterBytes() const;
 

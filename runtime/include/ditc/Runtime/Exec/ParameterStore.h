@@ -33,6 +33,14 @@ public:
   /// snapshot openWeights checked); materialize then keeps them whatever
   /// the seed.
   void load(const checkpoint::TransformerWeights &weights);
+  /// Frees every parameter (expert offload). Until restore(), materialize
+  /// draws nothing; `weights`, when given, is where restore() reads them
+  /// back from (the parameters then count as loaded, whatever the seed).
+  void release(const checkpoint::TransformerWeights *weights = nullptr);
+  /// Makes the released parameters again: read from their checkpoint, or
+  /// drawn from `seed`. Nothing when they are resident.
+  void restore(int64_t seed);
+  bool resident() const { return !released; }
   /// Bytes this rank holds.
   int64_t bytes() const;
   /// The tensors `op` reads, in its params order (none for most ops).
@@ -50,6 +58,8 @@ private:
   at::Device device;
   std::optional<int64_t> drawnSeed;
   bool loaded = false; // parameters came from a checkpoint
+  bool released = false;
+  const checkpoint::TransformerWeights *source = nullptr;
   std::map<std::string, at::Tensor> parameterByName;
   std::unordered_map<const Op *, std::vector<at::Tensor>> parameterByOp;
 };

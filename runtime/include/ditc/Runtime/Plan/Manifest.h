@@ -111,6 +111,9 @@ struct Manifest {
   int64_t textEncoderTp = 1;
   bool textEncoderOffload = false;
   std::map<std::string, int64_t> textEncoderAllReduces;
+  /// The transformer section's expert_offload: a two-expert plan keeps only
+  /// the running expert's parameters resident.
+  bool expertOffload = false;
 
   int64_t worldSize() const { return int64_t(ranks.size()); }
   int64_t axisSize(const std::string &axis) const;
