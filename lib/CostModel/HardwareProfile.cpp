@@ -195,6 +195,9 @@ HardwareProfile parseProfile(const JsonObject &object, const std::string &name) 
   if (object.has("step_host_overhead"))
     p.stepHostOverhead = sourcedNumber(object, "step_host_overhead", 0, kMaxLatency,
                                        /*minInclusive=*/true);
+  if (object.has("host_to_device_bandwidth"))
+    p.hostToDeviceBandwidth = sourcedNumber(object, "host_to_device_bandwidth", kMinBandwidth,
+                                            kMaxBandwidth, /*minInclusive=*/true);
   if (object.has("host"))
     p.host = parseHost(object.getObject("host"));
   return p;
@@ -294,6 +297,10 @@ std::string hardwareProfileToJson(
       {"kernel_launch", number("kernel_launch", p.kernelLaunch)},
       {"step_host_overhead", number("step_host_overhead", p.stepHostOverhead)},
   };
+  // 0 is "unknown", which the range refuses: leave it out.
+  if (p.hostToDeviceBandwidth > 0)
+    profile["host_to_device_bandwidth"] =
+        number("host_to_device_bandwidth", p.hostToDeviceBandwidth);
   json efficiency = {
       {"gemm", number("gemm", p.gemmEfficiency)},
       {"attention", number("attention", p.attentionEfficiency)},

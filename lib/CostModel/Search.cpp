@@ -335,29 +335,66 @@ searchConfigurations(mlir::ModuleOp imported, const LegalityContext &context,
     return double(c.config.degrees[Axis::DP]) / endToEnd(c);
   };
 
+  // A configuration priced whole: its step, its encode and decode choices
+  // (which do not depend on the mesh order: their groups are the first
+  // ranks of a replica), its loop with a two-expert model's swaps under
+  // --expert-offload, and its end-to-end time.
+  double memory = options.hardware.memoryBytes;
+  auto price = [&](const TransformerWork &work, const Configuration &config) {
+    RankedConfiguration c;
+    c.config = config;
+    c.estimate = estimateStep(work, config, options.hardware);
+    int64_t replica = config.degrees.instanceSize();
+    if (std::optional<TextEncodeChoice> encode =
+            encoders.choose(replica, c.estimate.paramBytes, c.estimate.peakMemoryBytes()))
+      c.encode = *encode;
+    else
+      c.encode.peakMemoryBytes = std::numeric_limits<double>::infinity();
+    if (std::optional<VaeDecodeChoice> decode =
+            chooseVaeDecode(options, replica, c.estimate.paramBytes + c.encode.residentBytes()))
+      c.decode = *decode;
+    else
+      c.decode.peakMemoryBytes = std::numeric_limits<double>::infinity();
+    if (config.expertOffload && options.hardware.hostToDeviceBandwidth > 0)
+      // Each request brings the second expert in at the switch and the
+      // first back at the next request's start: two experts' bytes over
+      // the host link, which nothing overlaps.
+      c.expertSwapSeconds = 2 * c.estimate.paramBytes / options.hardware.hostToDeviceBandwidth;
+    c.loopSeconds = loop(c.estimate) + c.expertSwapSeconds;
+    c.endToEndSeconds = endToEnd(c);
+    c.requestsPerSecond = requestsPerSecond(c);
+    return c;
+  };
+  auto fits = [&](const RankedConfiguration &c) {
+    return c.estimate.peakMemoryBytes() + c.encode.residentBytes() <= memory &&
+           c.encode.peakMemoryBytes <= memory && c.decode.peakMemoryBytes <= memory;
+  };
+  // Both experts resident, as diffusers keeps them; offloaded only when
+  // that alone fits and the profile says how fast the host link is.
+  auto priceFitting = [&](const TransformerWork &work, Configuration config) {
+    RankedConfiguration resident = price(work, config);
+    if (fits(resident) || work.otherExpertParamBytes <= 0 ||
+        options.hardware.hostToDeviceBandwidth <= 0)
+      return resident;
+    config.expertOffload = true;
+    RankedConfiguration offloaded = price(work, config);
+    return fits(offloaded) ? offloaded : resident;
+  };
+
   // One GPU, for speedups (priced even when it would not fit).
   const TransformerWork *single = workFor(Degrees());
   if (!single)
     return mlir::failure();
   Configuration one = configurationOf(Degrees(), MeshLayout::defaultOrder());
   one.gpusPerNode = 1;
-  result.singleGpu = estimateStep(*single, one, options.hardware);
-  result.singleGpuFits =
-      result.singleGpu.peakMemoryBytes() <= options.hardware.memoryBytes;
-  if (std::optional<TextEncodeChoice> encode = encoders.choose(
-          1, result.singleGpu.paramBytes, result.singleGpu.peakMemoryBytes()))
-    result.singleGpuEncode = *encode;
-  else
-    result.singleGpuFits = false;
-  if (std::optional<VaeDecodeChoice> decode = chooseVaeDecode(
-          options, 1, result.singleGpu.paramBytes + result.singleGpuEncode.residentBytes()))
-    result.singleGpuDecode = *decode;
-  else
-    result.singleGpuFits = false;
-  result.singleGpuLoopSeconds = loop(result.singleGpu);
-  result.singleGpuEndToEndSeconds = result.singleGpuEncode.seconds +
-                                    result.singleGpuLoopSeconds +
-                                    result.singleGpuDecode.seconds;
+  RankedConfiguration oneGpu = priceFitting(*single, one);
+  result.singleGpu = oneGpu.estimate;
+  result.singleGpuFits = fits(oneGpu);
+  result.singleGpuEncode = oneGpu.encode;
+  result.singleGpuDecode = oneGpu.decode;
+  result.singleGpuExpertOffload = oneGpu.config.expertOffload;
+  result.singleGpuLoopSeconds = oneGpu.loopSeconds;
+  result.singleGpuEndToEndSeconds = oneGpu.endToEndSeconds;
 
   // Judge every candidate first: pricing needs a partition per shape, and
   // the shapes worth partitioning are known only once the legal ones are.
@@ -425,35 +462,14 @@ searchConfigurations(mlir::ModuleOp imported, const LegalityContext &context,
                                  /*degreeRulesOnly=*/true)
                          .empty())
         continue;
-      RankedConfiguration candidate;
-      candidate.config = configurationOf(c.degrees, c.orders[i]);
-      candidate.estimate = estimateStep(*work, candidate.config, options.hardware);
-      // The encode and the decode do not depend on the order: their
-      // groups are the first ranks of a replica.
-      if (std::optional<TextEncodeChoice> encode =
-              encoders.choose(c.degrees.instanceSize(), candidate.estimate.paramBytes,
-                              candidate.estimate.peakMemoryBytes()))
-        candidate.encode = *encode;
-      else
-        candidate.encode.peakMemoryBytes = std::numeric_limits<double>::infinity();
-      if (std::optional<VaeDecodeChoice> decode =
-              chooseVaeDecode(options, c.degrees.instanceSize(),
-                              candidate.estimate.paramBytes + candidate.encode.residentBytes()))
-        candidate.decode = *decode;
-      else
-        candidate.decode.peakMemoryBytes = std::numeric_limits<double>::infinity();
-      candidate.loopSeconds = loop(candidate.estimate);
-      candidate.endToEndSeconds = endToEnd(candidate);
-      candidate.requestsPerSecond = requestsPerSecond(candidate);
+      RankedConfiguration candidate =
+          priceFitting(*work, configurationOf(c.degrees, c.orders[i]));
       if (!best || ranksBefore(candidate, *best, options.objective))
         best = candidate;
     }
     if (!best)
       continue;
-    if (best->estimate.peakMemoryBytes() + best->encode.residentBytes() >
-            options.hardware.memoryBytes ||
-        best->encode.peakMemoryBytes > options.hardware.memoryBytes ||
-        best->decode.peakMemoryBytes > options.hardware.memoryBytes) {
+    if (!fits(*best)) {
       ++result.tooLarge;
       continue;
     }
@@ -510,6 +526,7 @@ SuggestedComponents suggestedComponents(const RankedConfiguration &c) {
   out.vaeParallelSize = c.decode.parallelSize;
   out.textEncoderTpSize = c.encode.tpSize;
   out.textEncoderOffload = c.encode.offload;
+  out.expertOffload = c.config.expertOffload;
   return out;
 }
 

@@ -239,6 +239,8 @@ ParallelFlags readParallelFlags(const ArgParser &args) {
 
 std::string componentsAsFlags(const SuggestedComponents &c) {
   std::string out;
+  if (c.expertOffload)
+    out += " --expert-offload";
   if (c.textEncoderTpSize > 1)
     out += " --text-encoder-tp-size " + std::to_string(c.textEncoderTpSize);
   if (c.textEncoderOffload)

@@ -109,6 +109,8 @@ nlohmann::json rankedJson(const RankedConfiguration &c, int64_t numGpus,
                                            int64_t(c.decode.peakMemoryBytes)}}
                          : nlohmann::json(nullptr)},
           {"loop_ms", c.loopSeconds * 1e3},
+          {"expert_offload", c.config.expertOffload},
+          {"expert_swap_ms", c.expertSwapSeconds * 1e3},
           {"end_to_end_ms", c.endToEndSeconds * 1e3},
           {"breakdown_ms",
            {{"compute", e.computeSeconds * 1e3},
@@ -256,6 +258,7 @@ int runSearch(const std::vector<std::string> &argv) {
         {"single_gpu_launch_ms", result.singleGpu.launchSeconds * 1e3},
         {"step_host_overhead_ms", options.hardware.stepHostOverhead * 1e3},
         {"single_gpu_loop_ms", result.singleGpuLoopSeconds * 1e3},
+        {"single_gpu_expert_offload", result.singleGpuExpertOffload},
         {"single_gpu_end_to_end_ms", result.singleGpuEndToEndSeconds * 1e3},
         {"single_gpu_encode", encodeJson(result.singleGpuEncode)},
         {"single_gpu_fits", result.singleGpuFits},
@@ -297,6 +300,8 @@ int runSearch(const std::vector<std::string> &argv) {
                << formatGiB(result.singleGpu.peakMemoryBytes() +
                             result.singleGpuEncode.residentBytes())
                << " GiB peak" << (result.singleGpuFits ? "" : " (does not fit)");
+  if (result.singleGpuExpertOffload)
+    llvm::outs() << " with --expert-offload";
   if (result.singleGpuEncode.priced)
     llvm::outs() << "; encode " << formatMs(result.singleGpuEncode.seconds) << " ms, "
                  << formatGiB(result.singleGpuEncode.paramBytes) << " GiB of text encoders"

@@ -135,6 +135,7 @@ struct SuggestedComponents {
   int64_t vaeParallelSize = 1;
   int64_t textEncoderTpSize = 1;
   bool textEncoderOffload = false;
+  bool expertOffload = false;
 };
 
 struct LegalityReport {

@@ -95,6 +95,10 @@ struct HardwareProfile {
   /// pipeline's loop (the scheduler step, the guidance combine, the
   /// timestep and the callbacks), which no axis splits.
   double stepHostOverhead = 0;
+  /// Bytes/s one GPU reads from host memory (its PCIe link, per direction):
+  /// what an expert swap under --expert-offload moves at. 0: unknown, and
+  /// the search keeps both experts resident.
+  double hostToDeviceBandwidth = 0;
   /// Present for a CPU host profile; then compute is priced from it.
   std::optional<HostRates> host;
 

@@ -101,7 +101,10 @@ struct RankedConfiguration {
   double speedup = 0, parallelEfficiency = 0;
   TextEncodeChoice encode;
   VaeDecodeChoice decode;
-  /// steps x (step + the profile's host work between steps).
+  /// With --expert-offload (config.expertOffload): one request's two expert
+  /// swaps over the host link.
+  double expertSwapSeconds = 0;
+  /// steps x (step + the profile's host work between steps) + the swaps.
   double loopSeconds = 0;
   /// The encode + the loop + the decode.
   double endToEndSeconds = 0;
@@ -113,6 +116,7 @@ struct SearchResult {
   TextEncodeChoice singleGpuEncode;
   VaeDecodeChoice singleGpuDecode;
   double singleGpuLoopSeconds = 0, singleGpuEndToEndSeconds = 0;
+  bool singleGpuExpertOffload = false;
   /// Legal configurations that fit, best first.
   std::vector<RankedConfiguration> ranked;
   int64_t candidates = 0, legal = 0, tooLarge = 0;
