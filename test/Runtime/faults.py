@@ -10,6 +10,11 @@ an output file appeared, for FileCheck.
             finish their own steps before waiting --timeout.
   absent    PLAN: all ranks but the last start; the rendezvous times out.
   mismatch  PLAN OTHER: rank 0 runs PLAN, the others OTHER (same size).
+  replicas  PLAN OTHER: the first half of the ranks (dp replica 0 of two,
+            dp being the outermost axis) run PLAN, the rest OTHER: each
+            replica votes on its own group, so both agree.
+  replica-mismatch PLAN OTHER: the last rank runs OTHER, the others PLAN:
+            the last replica refuses before any compute.
   launcher-kill PLAN: dit-run --nproc N; a rank process is killed mid-run.
   bundles   PLAN: rank r runs PLAN/rank-<r> (ditc compile --per-rank), as a
             deployment pipeline ships them: the no-fault baseline.
@@ -150,6 +155,18 @@ def main():
         started = time.time()
         procs = [start(args.dit_run, plan if r == 0 else other, r, world, port,
                        args.output, args) for r in range(world)]
+        report(procs, started, args.output, args.timeout, slack=None)
+    elif args.scenario in ("replicas", "replica-mismatch"):
+        other = args.plans[1]
+        started = time.time()
+
+        def plan_of(r):
+            if args.scenario == "replicas":
+                return plan if r < world // 2 else other
+            return other if r == world - 1 else plan
+
+        procs = [start(args.dit_run, plan_of(r), r, world, port, args.output, args)
+                 for r in range(world)]
         report(procs, started, args.output, args.timeout, slack=None)
     elif args.scenario == "launcher-kill":
         log = open(args.output + ".launcher.log", "w+")

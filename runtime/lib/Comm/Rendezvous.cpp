@@ -85,14 +85,27 @@ void agreeOnPlan(const c10::intrusive_ptr<c10d::Store> &tcp, const Manifest &man
   std::string where = options.masterAddr + ":" + std::to_string(options.masterPort);
   auto prefix = "rank " + std::to_string(rank) + ": ";
   bool host = hostsStore(rank);
-  // The agreement: every rank publishes its vote, then reads all of
-  //    them. A missing vote is a rank that never arrived.
-  std::string ballot = vote.planHash + " " + vote.programs;
-  std::vector<std::string> keys;
+  // The agreement, per instance (seed 000: every agreement is one
+  // collective on one group per instance): a rank votes with the ranks of
+  // its dp replica only, and never reads another replica's votes. Every
+  // rank of the replica publishes its vote, then reads all of theirs. A
+  // missing vote is a rank that never arrived.
+  int64_t replica = manifest.ranks[size_t(rank)].coords.at("dp");
+  std::vector<int64_t> members;
   for (int64_t r = 0; r < world; ++r)
-    keys.push_back("vote/" + std::to_string(r));
+    if (manifest.ranks[size_t(r)].coords.at("dp") == replica)
+      members.push_back(r);
+  std::string instance =
+      int64_t(members.size()) == world
+          ? std::string()
+          : "dp replica " + std::to_string(replica) + " " + rankList(members);
+  std::string ballot = vote.planHash + " " + vote.programs;
+  auto voteKey = [](int64_t r) { return "vote/" + std::to_string(r); };
+  std::vector<std::string> keys;
+  for (int64_t r : members)
+    keys.push_back(voteKey(r));
   try {
-    tcp->set(keys[rank], std::vector<uint8_t>(ballot.begin(), ballot.end()));
+    tcp->set(voteKey(rank), std::vector<uint8_t>(ballot.begin(), ballot.end()));
     // The store's host gives up last, so the others can still ask it which
     // ranks are missing when their own wait ends.
     tcp->wait(keys, host ? options.timeout + std::chrono::seconds(2)
@@ -100,8 +113,8 @@ void agreeOnPlan(const c10::intrusive_ptr<c10d::Store> &tcp, const Manifest &man
   } catch (const std::exception &error) {
     std::vector<int64_t> missing, present;
     try {
-      for (int64_t r = 0; r < world; ++r)
-        (tcp->check({keys[r]}) ? present : missing).push_back(r);
+      for (int64_t r : members)
+        (tcp->check({voteKey(r)}) ? present : missing).push_back(r);
       if (host) {
         // Keep the store up until every rank that came has read the
         // verdict (each acknowledges), however late its own wait ends.
@@ -121,20 +134,22 @@ void agreeOnPlan(const c10::intrusive_ptr<c10d::Store> &tcp, const Manifest &man
                        seconds(options.timeout) + ": " +
                        (missing.size() > 1 ? "ranks " + rankList(missing)
                                            : "rank " + std::to_string(missing[0])) +
-                       " of " + std::to_string(world) + " never arrived");
+                       " of " + (instance.empty() ? std::to_string(world) : instance) +
+                       " never arrived");
     throw RunFailure(prefix + "rendezvous at " + where + " failed: " + firstLine(error));
   }
   std::vector<std::string> ballots;
-  for (int64_t r = 0; r < world; ++r) {
+  for (int64_t r : members) {
     try {
-      ballots.push_back(toString(tcp->get(keys[r])));
+      ballots.push_back(toString(tcp->get(voteKey(r))));
     } catch (const std::exception &error) {
       throw RunFailure(prefix + "reading rank " + std::to_string(r) +
                        "'s vote failed: " + firstLine(error));
     }
   }
-  // Every rank has read every vote before rank 0, the store's host, may
-  // leave, so all ranks reach the same verdict.
+  // Every rank has read its replica's votes before rank 0, the store's
+  // host, may leave, so every rank reaches its verdict (this is the store's
+  // lifetime, not a vote: no rank reads another's ballot here).
   std::vector<std::string> readKeys;
   for (int64_t r = 0; r < world; ++r)
     readKeys.push_back("read/" + std::to_string(r));
@@ -146,15 +161,18 @@ void agreeOnPlan(const c10::intrusive_ptr<c10d::Store> &tcp, const Manifest &man
     throw RunFailure(prefix + "rendezvous at " + where +
                      " failed after the votes: " + firstLine(error));
   }
-  for (int64_t r = 0; r < world; ++r) {
-    const std::string &theirs = ballots[r];
+  for (size_t i = 0; i < members.size(); ++i) {
+    int64_t r = members[i];
+    const std::string &theirs = ballots[i];
     std::string theirPlan = theirs.substr(0, theirs.find(' '));
     if (theirPlan != vote.planHash)
-      throw RunFailure(prefix + "plan disagreement: rank " + std::to_string(r) +
-                       " holds plan " + theirPlan.substr(0, 16) + "... but rank " +
-                       std::to_string(rank) + " holds plan " +
-                       vote.planHash.substr(0, 16) +
-                       "...; every rank must run the same plan; nothing was computed");
+      throw RunFailure(prefix + "plan disagreement" +
+                       (instance.empty() ? std::string() : " in " + instance) + ": rank " +
+                       std::to_string(r) + " holds plan " + theirPlan.substr(0, 16) +
+                       "... but rank " + std::to_string(rank) + " holds plan " +
+                       vote.planHash.substr(0, 16) + "...; every rank" +
+                       (instance.empty() ? "" : " of a replica") +
+                       " must run the same plan; nothing was computed");
     // Same plan: each rank's program hashes must be the manifest's.
     std::string expected;
     const RankEntry &entry = manifest.ranks[r];

@@ -67,10 +67,12 @@ c10::intrusive_ptr<c10d::Store> openStore(const std::string &addr, int port, boo
 c10::intrusive_ptr<c10d::Store> joinRendezvous(int64_t rank, int64_t world,
                                                const RendezvousOptions &options);
 
-/// The agreement: publishes `vote`, waits for every rank's, and checks that
-/// all hold this plan and the programs the manifest gives them. Throws
-/// RunFailure naming the missing ranks or the disagreement; nothing has
-/// been computed then.
+/// The agreement of one instance, `rank`'s dp replica: publishes `vote`,
+/// waits for the replica's ranks' votes (never another replica's), and
+/// checks that all hold this plan and the programs the manifest gives
+/// them. Replicas that exchange nothing may thus run different plans of
+/// one world shape. Throws RunFailure naming the missing ranks or the
+/// disagreement; nothing has been computed then.
 void agreeOnPlan(const c10::intrusive_ptr<c10d::Store> &store, const Manifest &manifest,
                  int64_t rank, const Vote &vote, const RendezvousOptions &options);
 
