@@ -402,6 +402,13 @@ void runRank(const RunOptions &options) {
   std::vector<std::unique_ptr<Executor>> experts;
   for (const Program &p : loaded.programs)
     experts.push_back(std::make_unique<Executor>(m, rank, p, &comm, computeType));
+  // Expert offload: every expert but the first starts released, and is made
+  // (read from --weights, or drawn from the seed) when its first step
+  // comes, after the others are freed.
+  if (m.expertOffload)
+    for (size_t i = 1; i < experts.size(); ++i)
+      experts[i]->releaseParameters(
+          loaded.weights ? &loaded.weights->component(experts[i]->program().expert) : nullptr);
   // --weights: each rank reads its own slices, once, whatever the seed.
   WeightsRead weightsRead;
   if (loaded.weights) {
@@ -410,11 +417,7 @@ void runRank(const RunOptions &options) {
     std::set<std::string> components;
     for (auto &executor : experts) {
       const std::string &expert = executor->program().expert;
-      // Expert offload: the second expert is read when its first step
-      // comes, after the first is freed.
-      if (m.expertOffload && executor != experts.front())
-        executor->releaseParameters(&loaded.weights->component(expert));
-      else
+      if (executor->parametersResident())
         executor->loadParameters(loaded.weights->component(expert));
       components.insert(expert);
     }
@@ -472,10 +475,6 @@ void runRank(const RunOptions &options) {
                                          : std::vector<PromptEmbeddings>());
     loaded.prompts->release();
   }
-  // Expert offload without --weights: the second expert is drawn when its
-  // first step comes, after the first is freed.
-  if (m.expertOffload && experts.size() > 1 && !loaded.weights)
-    experts[1]->releaseParameters();
   for (const Request &request : loaded.requests) {
     // Synthetic parameters are a function of the seed, as in a one-replica
     // run of the same request (loaded ones stay as they are).
