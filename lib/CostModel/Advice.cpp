@@ -3,8 +3,6 @@
 #include "ditc/CostModel/Search.h"
 #include "ditc/CostModel/WorkExtraction.h"
 
-#include "ditc/Analysis/MeshLayout.h"
-
 #include <algorithm>
 #include <cstdio>
 
@@ -29,11 +27,9 @@ std::vector<RuleDiagnostic>
 adviseConfiguration(mlir::ModuleOp imported, const LegalityContext &context,
                     const std::function<HardwareProfile()> &profile, int64_t steps,
                     int64_t branchCalls) {
-  const Degrees &d = context.transformer().degrees;
+  Configuration mine = requestedConfiguration(context, branchCalls);
+  const Degrees &d = mine.degrees;
   const ModelFacts &m = context.model;
-  std::vector<Axis> order = context.deployment.meshOrder.empty()
-                                ? MeshLayout::defaultOrder()
-                                : context.deployment.meshOrder;
   std::optional<int64_t> perNode = context.deployment.ranksPerNode();
   std::vector<Advice> advice;
   if (d[Axis::TP] > 2 && m.frames <= 1)
@@ -48,7 +44,7 @@ adviseConfiguration(mlir::ModuleOp imported, const LegalityContext &context,
                           " guidance branches no cfg ranks split: prefer CFG parallel "
                           "before PP (one combine per step, no pipeline bubble)"});
   if (perNode && *perNode >= 1 && d[Axis::KVGather] > 1 &&
-      groupsCrossNodes(d, order, {Axis::KVGather}, *perNode))
+      groupsCrossNodes(d, mine.meshOrder, {Axis::KVGather}, *perNode))
     advice.push_back({"advice-kv-gather-node",
                       "kv_gather " + std::to_string(d[Axis::KVGather]) +
                           " groups span nodes of " + std::to_string(*perNode) +
@@ -62,11 +58,6 @@ adviseConfiguration(mlir::ModuleOp imported, const LegalityContext &context,
   mlir::FailureOr<TransformerWork> work = partitionAndExtract(imported, d);
   if (mlir::failed(work))
     return {};
-  Configuration mine;
-  mine.degrees = d;
-  mine.meshOrder = order;
-  mine.gpusPerNode = perNode ? std::min(*perNode, d.worldSize()) : d.worldSize();
-  mine.branchCalls = branchCalls;
   StepEstimate estimate = estimateStep(*work, mine, hardware);
   SearchOptions options =
       nearbySearchOptions(context, hardware, steps, branchCalls, mine.gpusPerNode);

@@ -1,9 +1,9 @@
 //===- MemoryFit.cpp - whether a configuration fits its GPUs --------------===//
 #include "ditc/CostModel/MemoryFit.h"
 #include "ditc/CostModel/CostModel.h"
+#include "ditc/CostModel/Search.h"
 #include "ditc/CostModel/WorkExtraction.h"
 
-#include "ditc/Analysis/MeshLayout.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -29,13 +29,7 @@ std::optional<MemoryPlan> planMemory(mlir::ModuleOp imported, const LegalityCont
   mlir::FailureOr<TransformerWork> work = partitionAndExtract(imported, d);
   if (mlir::failed(work))
     return std::nullopt;
-  Configuration config;
-  config.degrees = d;
-  config.meshOrder = context.deployment.meshOrder.empty() ? MeshLayout::defaultOrder()
-                                                          : context.deployment.meshOrder;
-  std::optional<int64_t> perNode = context.deployment.ranksPerNode();
-  config.gpusPerNode = perNode ? std::min(*perNode, d.worldSize()) : d.worldSize();
-  config.branchCalls = branchCalls;
+  Configuration config = requestedConfiguration(context, branchCalls);
   config.ppPartition = transformer.ppPartition;
   config.expertOffload = transformer.offload;
   StepEstimate step = estimateStep(*work, config, hw);
@@ -56,15 +50,14 @@ std::optional<MemoryPlan> planMemory(mlir::ModuleOp imported, const LegalityCont
   if (mlir::succeeded(encoders) && *encoders) {
     const TextEncodeWork &e = **encoders;
     plan.residentEncoderBytes = encoder && encoder->offload ? 0 : e.paramBytes;
-    plan.encodeBytes = step.paramBytes + e.paramBytes + e.peakActivationBytes;
+    plan.encodeBytes = encodePeakBytes(e, step.paramBytes);
   }
   plan.stepBytes = step.peakMemoryBytes() + plan.residentEncoderBytes;
   const Placement *vae = context.deployment.find("vae");
   int64_t bands = vae ? vae->vaeParallelSize : 1;
   if (!vaeConfig.empty())
     if (std::optional<VaeDecodeWork> decode = vaeDecodeWork(vaeConfig, vaeShape, bands))
-      plan.decodeBytes = step.paramBytes + plan.residentEncoderBytes + decode->paramBytes +
-                         decode->peakActivationBytes;
+      plan.decodeBytes = decodePeakBytes(*decode, step.paramBytes + plan.residentEncoderBytes);
   return plan;
 }
 

@@ -176,7 +176,7 @@ public:
         // The encode runs beside the transformer's parameters (dit-run
         // loads both before the first request); the steps keep the
         // encoders only when they are not offloaded.
-        choice.peakMemoryBytes = transformerParams + w->paramBytes + w->peakActivationBytes;
+        choice.peakMemoryBytes = encodePeakBytes(*w, transformerParams);
         if (choice.peakMemoryBytes > memory || transformerPeak + choice.residentBytes() > memory)
           continue;
         // Equal times: resident before offloaded, the smaller tp first.
@@ -224,7 +224,7 @@ std::optional<VaeDecodeChoice> chooseVaeDecode(const SearchOptions &options,
     VaeDecodeChoice choice;
     choice.priced = true;
     choice.parallelSize = bands;
-    choice.peakMemoryBytes = residentBytes + work->paramBytes + work->peakActivationBytes;
+    choice.peakMemoryBytes = decodePeakBytes(*work, residentBytes);
     if (choice.peakMemoryBytes > options.hardware.memoryBytes)
       continue;
     choice.seconds = vaeDecodeSeconds(*work, options.hardware,
@@ -528,6 +528,18 @@ SuggestedComponents suggestedComponents(const RankedConfiguration &c) {
   out.textEncoderOffload = c.encode.offload;
   out.expertOffload = c.config.expertOffload;
   return out;
+}
+
+Configuration requestedConfiguration(const LegalityContext &context, int64_t branchCalls) {
+  Configuration config;
+  config.degrees = context.transformer().degrees;
+  config.meshOrder = context.deployment.meshOrder.empty() ? MeshLayout::defaultOrder()
+                                                          : context.deployment.meshOrder;
+  std::optional<int64_t> perNode = context.deployment.ranksPerNode();
+  int64_t world = config.degrees.worldSize();
+  config.gpusPerNode = perNode ? std::min(*perNode, world) : world;
+  config.branchCalls = branchCalls;
+  return config;
 }
 
 SearchOptions nearbySearchOptions(const LegalityContext &context,

@@ -45,7 +45,6 @@ bool launchesKernel(Operation *op) {
          !isa<dit::SplitStreamsOp, dit::UnstackOp, dit::SplitOp, shard::AllSliceOp>(op);
 }
 
-
 double elementsOf(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor)

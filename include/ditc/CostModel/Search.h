@@ -163,6 +163,12 @@ std::optional<VaeDecodeChoice> chooseVaeDecode(const SearchOptions &options,
 bool ranksBefore(const RankedConfiguration &a, const RankedConfiguration &b,
                  Objective objective);
 
+/// The configuration `context`'s deployment asks for, as check prices it:
+/// the transformer's degrees, the deployment's mesh order (the default
+/// when it gives none), its ranks per node (the whole world when it does
+/// not say), and `branchCalls` calls per step.
+Configuration requestedConfiguration(const LegalityContext &context, int64_t branchCalls);
+
 /// The options of a search near `context`'s transformer degrees with its
 /// GPU count, as check's suggestions and advice notes run it: anchored at
 /// those degrees, partitioning at most 2048 / blocks shapes (1 to 32), on

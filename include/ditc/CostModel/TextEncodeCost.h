@@ -47,6 +47,14 @@ struct TextEncodeWork {
 /// of the embeddings from the group's first rank to the `replicaRanks`
 /// ranks of its replica (a pipelined tree: one transfer of the bytes plus a
 /// latency per level).
+/// A rank's bytes while its encoders run beside `residentBytes` (the
+/// transformer's parameters, which dit-run loads before the first
+/// request): the encoders' share and their encode's peak. `ditc search`
+/// and memory-fit count it alike.
+inline double encodePeakBytes(const TextEncodeWork &work, double residentBytes) {
+  return residentBytes + work.paramBytes + work.peakActivationBytes;
+}
+
 double textEncodeSeconds(const TextEncodeWork &work, const HardwareProfile &hw,
                          int64_t calls, int64_t replicaRanks, int64_t ranksOnHost);
 

@@ -48,6 +48,13 @@ struct VaeDecodeWork {
 std::optional<VaeDecodeWork> vaeDecodeWork(const std::string &vaeConfig,
                                            const VaeDecodeShape &shape, int64_t bands);
 
+/// A rank's bytes while it decodes beside `residentBytes` (the
+/// transformer's parameters and the encoders not offloaded): the VAE's and
+/// its band's peak. `ditc search` and memory-fit count it alike.
+inline double decodePeakBytes(const VaeDecodeWork &work, double residentBytes) {
+  return residentBytes + work.paramBytes + work.peakActivationBytes;
+}
+
 /// Seconds of the decode on `hw`: the widest band's compute (float32 at
 /// the profile's rates for `ranksOnHost` busy ranks) plus its exchanges on
 /// the intra-node link (the bands are ranks of one replica).
