@@ -22,6 +22,11 @@ config.environment["PYTHONPATH"] = os.pathsep.join(
                 os.path.join(config.test_source_root, "lib"),
                 os.environ.get("PYTHONPATH")) if p)
 
+# dit-run restarts itself once to set OMP_WAIT_POLICY=PASSIVE when it is
+# unset (Threads.h); setting it here spares every test's launcher that
+# restart. threads.test runs the restart itself, with the variable unset.
+config.environment["OMP_WAIT_POLICY"] = "PASSIVE"
+
 llvm_config.with_system_environment(
     ["HOME", "TMPDIR", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"])
 llvm_config.use_default_substitutions()

@@ -169,7 +169,7 @@ int main(int argc, char **argv) {
       ::close(fd);
       std::string rankFile = pattern;
       std::fflush(stdout);
-      int code = launchLocalRanks(
+      int code = launchLocalRankPrograms(
           int(n), {"--rank-output", rankFile, "--timeout",
                    std::to_string(timeout.count() / 1000)},
           timeout);

@@ -144,8 +144,10 @@ static int64_t joinFromEnvironment(RendezvousOptions &rendezvous, int64_t &world
   ::_exit(0);
 }
 
-int main(int argc, char **argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
+/// dit-run with `args`; `argv` is the process's own, for the restart that
+/// sets OMP_WAIT_POLICY. A launched rank runs this again, forked, with the
+/// arguments less --nproc. Leaves through _exit except on --help.
+static int runDitRun(const std::vector<std::string> &args, char **argv) {
   if (ArgParser::asksForHelp(args)) {
     std::fputs(kUsage, stdout);
     return 0;
@@ -216,10 +218,12 @@ int main(int argc, char **argv) {
         // The plan's ranks on loopback, each decoding its band.
         decode.distributed = true;
         decode.worldSize = *nproc;
-        validateDecodeOnly(decode);
-        std::fflush(stdout);
-        setPassiveWait();
-        return launchLocalRanks(int(*nproc), withoutNproc(args), decode.rendezvous.timeout);
+        // The ranks are forks of this process, so its own libgomp must
+        // wait passively (Threads.h).
+        restartForPassiveWait(argv);
+        return launchLocalRanks(
+            int(*nproc), decode.rendezvous.timeout, [&] { validateDecodeOnly(decode); },
+            [&] { return runDitRun(withoutNproc(args), argv); });
       }
       if (std::getenv("WORLD_SIZE")) {
         // A rank started by --nproc or another launcher.
@@ -301,11 +305,13 @@ int main(int argc, char **argv) {
     if (auto nproc = parser.getInt("--nproc", 1, 4096)) {
       options.worldSize = *nproc;
       options.rank = 0;
-      // Refuse bad input once, here, rather than once per rank.
-      validateBeforeRendezvous(options);
-      std::fflush(stdout);
-      setPassiveWait(); // for the ranks it starts (Runner.h)
-      return launchLocalRanks(int(*nproc), withoutNproc(args), options.rendezvous.timeout);
+      // The ranks are forks of this process, so its own libgomp must wait
+      // passively (Threads.h). Bad input is refused once, by the launcher,
+      // rather than once per rank.
+      restartForPassiveWait(argv);
+      return launchLocalRanks(
+          int(*nproc), options.rendezvous.timeout, [&] { validateBeforeRendezvous(options); },
+          [&] { return runDitRun(withoutNproc(args), argv); });
     }
 
     restartForPassiveWait(argv);
@@ -330,4 +336,8 @@ int main(int argc, char **argv) {
     std::fflush(stderr);
     ::_exit(1);
   }
+}
+
+int main(int argc, char **argv) {
+  return runDitRun(std::vector<std::string>(argv + 1, argv + argc), argv);
 }

@@ -1,5 +1,6 @@
 //===- Report.cpp - what a finished run tells: summary, profile, --report -===//
 #include "ditc/Runtime/Driver/Report.h"
+#include "ditc/Runtime/Exec/Threads.h"
 #include "ditc/Support/Utf8.h"
 
 #include <nlohmann/json.hpp>
@@ -129,6 +130,7 @@ std::string runReportJson(const Manifest &m, const RunOptions &options,
                            {"dtype", options.bfloat16 ? "bfloat16" : "float32"},
                            {"setup_ms", facts.setupMs},
                            {"threads", facts.threads},
+                           {"omp_wait_policy", waitPolicyAtLoad()},
                            // How rank 0's groups all-reduce: in shared
                            // memory or through gloo, and why (HostReduce.h).
                            {"all_reduce_transport", facts.allReduceTransport},

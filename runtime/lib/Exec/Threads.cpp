@@ -5,6 +5,7 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <sched.h>
@@ -76,6 +77,27 @@ bool setPassiveWait() {
 void restartForPassiveWait(char **argv) {
   if (setPassiveWait())
     ::execv("/proc/self/exe", argv);
+}
+
+std::string waitPolicyAtLoad() {
+  // The start environment stays in place after fork; a setenv copies the
+  // variable elsewhere, so it never shows here.
+  std::FILE *file = std::fopen("/proc/self/environ", "rb");
+  if (!file)
+    return "";
+  std::string entry;
+  std::string found;
+  for (int c; (c = std::fgetc(file)) != EOF && entry.size() < (1 << 16);) {
+    if (c != 0) {
+      entry.push_back(char(c));
+      continue;
+    }
+    if (entry.rfind("OMP_WAIT_POLICY=", 0) == 0)
+      found = entry.substr(16, 64);
+    entry.clear();
+  }
+  std::fclose(file);
+  return found;
 }
 
 int64_t configureThreads(int64_t requested) {

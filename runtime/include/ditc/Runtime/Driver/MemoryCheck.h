@@ -48,9 +48,11 @@ struct RankMemoryNeed {
 };
 
 /// What one rank costs before any parameter: libtorch, the runtime and its
-/// thread pool (tiny-wan's ranks peak at 158-164 MiB with 0.1 MiB of
-/// parameters).
-constexpr int64_t kRankFixedBytes = int64_t(150) << 20;
+/// thread pool. tiny-wan's ranks (0.1 MiB of parameters) peak at 86-87 MiB
+/// when --nproc forks them (they share the launcher's pages of libtorch)
+/// and at 158-164 MiB when a launcher starts each afresh; the lower keeps
+/// the estimate under a real peak either way.
+constexpr int64_t kRankFixedBytes = int64_t(80) << 20;
 /// Peak RSS beyond parameters and the fixed footprint was 1.9-4.8 times the
 /// plan's activation_bytes (in the compute dtype) on every plan measured,
 /// since the executor frees each value after its last use: step workspaces,

@@ -12,6 +12,7 @@
 #include "ditc/Runtime/Plan/Manifest.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace ditc::runtime {
@@ -59,6 +60,11 @@ bool setPassiveWait();
 /// returns only when the variable was set already or the restart failed
 /// (then the process goes on with libgomp's spinning).
 void restartForPassiveWait(char **argv);
+
+/// OMP_WAIT_POLICY as this process's libgomp read it: from the environment
+/// the program was started with (/proc/self/environ), not a later setenv.
+/// Empty when it was unset (libgomp then spins).
+std::string waitPolicyAtLoad();
 
 } // namespace ditc::runtime
 
