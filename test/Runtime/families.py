@@ -137,7 +137,11 @@ MODELS = [
     ("flux.1-dev", FLUX, IMAGE, ["ulysses2=--ulysses-degree 2"]),
     ("flux.1-schnell", FLUX, IMAGE, ["tp2=--tp-size 2"]),
     ("qwen-image", QWEN, IMAGE, ["ring2=--ring-degree 2"]),
-    ("hunyuanvideo", HUNYUAN, VIDEO, ["ulysses2=--ulysses-degree 2"]),
+    # Its text is varlen-packed and after the image: ring 2 rotates, and
+    # kv_gather 2 gathers, only the image K/V; each rank attends the
+    # replicated text locally.
+    ("hunyuanvideo", HUNYUAN, VIDEO, ["ulysses2=--ulysses-degree 2", "ring2=--ring-degree 2",
+                                      "kv_gather2=--kv-gather-degree 2"]),
     # 2b adds its fixed position table to the image tokens: ring 2 checks
     # that each rank adds its own block's rows.
     ("cogvideox-2b", COGVIDEOX, VIDEO, ["tp2=--tp-size 2", "ring2=--ring-degree 2"]),

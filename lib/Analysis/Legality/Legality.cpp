@@ -54,7 +54,7 @@ const std::vector<LegalityRule> &legalityRules() {
        checkSeqDivisibility, true},
       {"ring-backend", "ring needs a backend with ring rotation",
        checkRingBackend, true},
-      {"ring-varlen", "ring cannot rotate varlen-packed attention",
+      {"ring-varlen", "varlen-packed text under ring stays local (note)",
        checkRingVarlen, true},
       {"ring-stacked-qkv", "ring cannot rotate stacked-QKV attention",
        checkRingStackedQKV, true},

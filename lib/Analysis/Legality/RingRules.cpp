@@ -46,6 +46,23 @@ void checkRingBackend(const LegalityContext &ctx, DiagnosticSink &sink) {
 }
 
 namespace {
+/// The attentions `matches` accepts: how many, and the first (the anchor of
+/// the diagnostic).
+struct MatchingAttentions {
+  int64_t count = 0;
+  mlir::Operation *first = nullptr;
+};
+template <typename Pred>
+MatchingAttentions findAttentions(const LegalityContext &ctx, Pred matches) {
+  MatchingAttentions found;
+  for (const AttentionFacts &attention : ctx.attentions)
+    if (matches(attention)) {
+      found.first = found.first ? found.first : attention.op;
+      ++found.count;
+    }
+  return found;
+}
+
 /// Reports the first attention matching `matches` when ring > 1.
 template <typename Pred>
 void refuseUnderRing(const LegalityContext &ctx, DiagnosticSink &sink,
@@ -53,30 +70,39 @@ void refuseUnderRing(const LegalityContext &ctx, DiagnosticSink &sink,
   int64_t ring = ctx.transformer().degrees[Axis::Ring];
   if (ring < 2)
     return;
-  int64_t count = 0;
-  mlir::Operation *first = nullptr;
-  for (const AttentionFacts &attention : ctx.attentions)
-    if (matches(attention)) {
-      first = first ? first : attention.op;
-      ++count;
-    }
-  if (count)
+  MatchingAttentions found = findAttentions(ctx, matches);
+  if (found.count)
     sink.report(rule, Severity::Error,
                 "ring degree " + std::to_string(ring) + " cannot rotate " +
-                    why + " (" + std::to_string(count) + " such attention" +
-                    (count == 1 ? "" : "s") +
+                    why + " (" + std::to_string(found.count) + " such attention" +
+                    (found.count == 1 ? "" : "s") +
                     "); use ulysses or kv_gather for the row split",
-                "transformer", first);
+                "transformer", found.first);
 }
 } // namespace
 
-/// ring-varlen: the generic varlen path (several packed segments per row,
-/// HunyuanVideo's text) has no ring-aware rotation.
+/// ring-varlen: SGLang Diffusion's generic varlen path (several packed
+/// segments per row, HunyuanVideo's text) has no ring-aware rotation and
+/// raises under ring. ditc never row-splits the text: ring rotates only the
+/// image K/V, and each rank attends the replicated text (all its packed
+/// segments) locally, once, merged into the same online softmax. So
+/// the configuration is legal here, and the note says what another engine
+/// would do with it.
 void checkRingVarlen(const LegalityContext &ctx, DiagnosticSink &sink) {
-  refuseUnderRing(
-      ctx, sink, "ring-varlen",
-      [](const AttentionFacts &a) { return a.varlen; },
-      "a varlen-packed attention");
+  int64_t ring = ctx.transformer().degrees[Axis::Ring];
+  if (ring < 2)
+    return;
+  MatchingAttentions varlen =
+      findAttentions(ctx, [](const AttentionFacts &a) { return a.varlen; });
+  if (varlen.count)
+    sink.report("ring-varlen", Severity::Note,
+                "ring degree " + std::to_string(ring) + " over " +
+                    std::to_string(varlen.count) + " varlen-packed attention" +
+                    (varlen.count == 1 ? "" : "s") +
+                    ": ditc rotates only the image K/V and attends the "
+                    "replicated text locally on every rank; SGLang Diffusion "
+                    "raises NotImplementedError for this path",
+                "transformer", varlen.first);
 }
 
 /// ring-stacked-qkv: the legacy stacked-QKV layer has no softmax LSE to
