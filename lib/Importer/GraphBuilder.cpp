@@ -49,6 +49,8 @@ void GraphBuilder::buildTransformer(func::FuncOp fn) {
   unsigned next = 3;
   if (spec.pooledDim)
     in.pooled = args[next++];
+  if (spec.textMask)
+    in.textMask = textMask = args[next++];
   if (spec.guidanceEmbeds)
     in.guidance = args[next++];
   Value out = family->buildTransformer(*this, in);
@@ -163,16 +165,16 @@ Value GraphBuilder::residual(Value x, Value branch, Value params,
   return make<ResidualAddOp>(x, branch);
 }
 
-Value GraphBuilder::tokenMean(Value x) {
+Value GraphBuilder::tokenMean(Value x, Value mask) {
   auto type = cast<RankedTensorType>(x.getType());
-  return make<TokenMeanOp>(tensor({type.getDimSize(0), type.getDimSize(2)}), x);
+  return make<TokenMeanOp>(tensor({type.getDimSize(0), type.getDimSize(2)}), x, mask);
 }
 
 Value GraphBuilder::attentionPool(Value x, int64_t heads, int64_t out,
-                                  const std::string &weight) {
+                                  const std::string &weight, Value mask) {
   ModuleScope scope(*this, weight);
   auto type = cast<RankedTensorType>(x.getType());
-  return make<AttentionPoolOp>(tensor({type.getDimSize(0), out}), x,
+  return make<AttentionPoolOp>(tensor({type.getDimSize(0), out}), x, mask,
                                b.getI64IntegerAttr(heads), b.getStringAttr(weight));
 }
 
@@ -211,15 +213,22 @@ Value GraphBuilder::rope(Value x, int64_t textTokens, TextPosition position) {
 Value GraphBuilder::attention(AttentionKind kind, Value q, Value k, Value v,
                               int64_t textTokens, TextPosition position,
                               bool varlen) {
+  // The text keys are a joint attention's text part, or every key of an
+  // attention over the text alone (HunyuanVideo's varlen refiner).
+  bool masked = textMask && (kind == AttentionKind::Joint || varlen);
+  SmallVector<Value> inputs{q, k, v};
+  if (masked)
+    inputs.push_back(textMask);
   return make<AttentionOp>(
       q.getType(), AttentionKindAttr::get(b.getContext(), kind),
-      ValueRange{q, k, v}, b.getI64IntegerAttr(spec.numHeads),
+      inputs, b.getI64IntegerAttr(spec.numHeads),
       b.getI64IntegerAttr(spec.headDim),
       QKVLayoutAttr::get(b.getContext(), QKVLayout::Separate),
       b.getI64IntegerAttr(textTokens),
       TextPositionAttr::get(b.getContext(), position), b.getBoolAttr(varlen),
       KVCacheAttr::get(b.getContext(), KVCache::None), StringAttr(),
-      b.getBoolAttr(true), UnitAttr(), /*scale=*/FloatAttr(), /*causal=*/UnitAttr());
+      b.getBoolAttr(true), UnitAttr(), /*scale=*/FloatAttr(), /*causal=*/UnitAttr(),
+      /*key_mask=*/masked ? b.getUnitAttr() : UnitAttr());
 }
 
 Value GraphBuilder::activation(ActivationKind kind, Value x) {

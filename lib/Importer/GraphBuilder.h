@@ -37,7 +37,7 @@ struct Chunks {
 /// sequence, and the pooled text and guidance scale of the families that
 /// take them (null otherwise).
 struct TransformerInputs {
-  mlir::Value latents, timestep, text, pooled, guidance;
+  mlir::Value latents, timestep, text, pooled, textMask, guidance;
 };
 
 /// How a Wan-style block (Wan, LTX-Video) normalizes.
@@ -135,10 +135,11 @@ public:
                        std::optional<int64_t> gate = std::nullopt,
                        bool tanhGate = false);
   /// The mean over the tokens of a replicated sequence: [B, L, E] -> [B, E].
-  mlir::Value tokenMean(mlir::Value x);
+  /// The mean of x's token rows; with `mask` [B, L], of its valid rows.
+  mlir::Value tokenMean(mlir::Value x, mlir::Value mask = {});
   /// diffusers' MochiAttentionPool `weight` over a replicated sequence.
   mlir::Value attentionPool(mlir::Value x, int64_t heads, int64_t out,
-                            const std::string &weight);
+                            const std::string &weight, mlir::Value mask = {});
   /// Adds diffusers' fixed 3-D sin/cos position embedding to the image
   /// tokens `x` (CogVideoX-2b).
   mlir::Value sincosPosEmbed(mlir::Value x, double spatialScale,
@@ -146,6 +147,7 @@ public:
   mlir::Value rope(mlir::Value x, int64_t textTokens = 0,
                    mlir::dit::TextPosition position =
                        mlir::dit::TextPosition::Prefix);
+  /// A joint or varlen attention takes `textMask`, when set, as its key mask.
   mlir::Value attention(mlir::dit::AttentionKind kind, mlir::Value q,
                         mlir::Value k, mlir::Value v, int64_t textTokens = 0,
                         mlir::dit::TextPosition position =
@@ -244,6 +246,10 @@ public:
   std::optional<std::array<double, 3>> ropeGridOffset, ropeGridStep;
   /// Learned per-head rope frequencies (Mochi's `pos_frequencies`), when set.
   std::string ropeWeight;
+  /// The transformer's text mask (`text_mask`, [B, L]) when the family takes
+  /// one: every joint attention, and every varlen one (HunyuanVideo's
+  /// refiner over the text alone), then attends only the valid text keys.
+  mlir::Value textMask;
 
 private:
   template <typename OpTy, typename... Args>

@@ -137,6 +137,8 @@ OwningOpRef<ModuleOp> importModel(MLIRContext &context, const ModelSpec &spec,
   RankedTensorType latents = graph.latentType(spec.latentChannels);
   RankedTensorType textType = graph.tensor({B, w.textTokens, spec.textEmbedDim});
   RankedTensorType pooledType = graph.tensor({B, spec.pooledDim});
+  // 1 for a valid text token, 0 for padding: the tokenizer's attention mask.
+  RankedTensorType textMaskType = graph.tensor({B, w.textTokens});
   auto scalarBatch = RankedTensorType::get({B}, b.getF32Type());
   auto sigmaType = RankedTensorType::get({}, b.getF32Type());
 
@@ -148,6 +150,8 @@ OwningOpRef<ModuleOp> importModel(MLIRContext &context, const ModelSpec &spec,
   SmallVector<Type> textOutputs{textType};
   if (spec.pooledDim)
     textOutputs.push_back(pooledType);
+  if (spec.textMask)
+    textOutputs.push_back(textMaskType);
   if (hasTextEncoderGraphs(spec)) {
     func::FuncOp fn = addFunction(b, *module, "text_encoder",
                                   textEncoderInputs(b, spec, w), textOutputs,
@@ -169,6 +173,11 @@ OwningOpRef<ModuleOp> importModel(MLIRContext &context, const ModelSpec &spec,
                                               b.getStringAttr("CLIPTextModel"),
                                               ValueRange{})
                             .getOutputs()[0]);
+    if (spec.textMask) // the long encoder's tokenizer gives the mask
+      results.push_back(ComponentOp::create(b, loc, TypeRange{textMaskType}, kind,
+                                              b.getStringAttr(spec.textEncoderClass),
+                                              ValueRange{})
+                            .getOutputs()[0]);
     func::ReturnOp::create(b, loc, results);
   }
 
@@ -178,6 +187,10 @@ OwningOpRef<ModuleOp> importModel(MLIRContext &context, const ModelSpec &spec,
   if (spec.pooledDim) {
     transformerInputs.push_back(pooledType);
     transformerNames.push_back("pooled_text");
+  }
+  if (spec.textMask) {
+    transformerInputs.push_back(textMaskType);
+    transformerNames.push_back("text_mask");
   }
   if (spec.guidanceEmbeds) {
     transformerInputs.push_back(scalarBatch);
@@ -206,6 +219,8 @@ OwningOpRef<ModuleOp> importModel(MLIRContext &context, const ModelSpec &spec,
       names.push_back("text");
       if (spec.pooledDim)
         names.push_back("pooled_text");
+      if (spec.textMask)
+        names.push_back("text_mask");
       branches.resize(names.size(), branch);
     }
     if (spec.guidanceEmbeds) {

@@ -202,17 +202,35 @@ def sincos_pos_embed(x, a, block):
     return x + table[None]
 
 
-def attention(q, k, v, heads):
+def attention(q, k, v, heads, key_valid=None):
+    """key_valid [B, Lk] of booleans: a False key gets no weight."""
     b, sq, width = q.shape
     d = width // heads
     qh = q.reshape(b, sq, heads, d).transpose(0, 2, 1, 3)
     kh = k.reshape(b, k.shape[1], heads, d).transpose(0, 2, 1, 3)
     vh = v.reshape(b, v.shape[1], heads, d).transpose(0, 2, 1, 3)
     scores = qh @ kh.transpose(0, 1, 3, 2) / math.sqrt(d)
+    if key_valid is not None:
+        scores = np.where(key_valid[:, None, None, :], scores, -np.inf)
     scores = scores - scores.max(-1, keepdims=True)
     p = np.exp(scores)
     p = p / p.sum(-1, keepdims=True)
     return (p @ vh).transpose(0, 2, 1, 3).reshape(b, sq, width)
+
+
+def key_validity(a, ins, k):
+    """An attention's valid keys [B, Lk] from its key mask (its last input,
+    [B, text] for a joint attention, else [B, Lk]), or None without one."""
+    if not a.get("key_mask"):
+        return None
+    mask = ins[-1] > 0.5
+    text = a.get("text_tokens", 0)
+    if not text:
+        return mask
+    image = np.ones((k.shape[0], k.shape[1] - text), dtype=bool)
+    if a.get("text_position", "prefix") == "prefix":
+        return np.concatenate([mask, image], axis=1)
+    return np.concatenate([image, mask], axis=1)
 
 
 # -------------------------------------------------------------- plan
@@ -335,7 +353,7 @@ class Rank:
 
     def ring_attention(self, op, ins):
         a = op["attrs"]
-        q, k, v = ins
+        q, k, v = ins[:3]
         text, pos = a.get("text_tokens", 0), a.get("text_position", "prefix")
         kt, ki = split_streams(k, text, pos) if text else (k[:, :0], k)
         vt, vi = split_streams(v, text, pos) if text else (v[:, :0], v)
@@ -345,7 +363,7 @@ class Rank:
         vall = yield ("ring", op, vi)
         k2 = concat_streams(kt, kall, pos)
         v2 = concat_streams(vt, vall, pos)
-        return attention(q, k2, v2, a["num_heads"])
+        return attention(q, k2, v2, a["num_heads"], key_validity(a, ins, k2))
 
     def compute(self, op, ins, shapes):
         name, a = op["op"], op.get("attrs", {})
@@ -392,12 +410,17 @@ class Rank:
                          self.param(op, 0) if op.get("params") else None)]
         if name == "dit.attention_pool":
             e, heads = x.shape[2], a["num_heads"]
-            pooled = x.mean(axis=1, keepdims=True)
+            mask = ins[1] if len(ins) == 2 else np.ones(x.shape[:2])
+            pooled = ((x * mask[..., None]).sum(axis=1) / mask.sum(axis=1)[..., None])[:, None]
             kv = np.concatenate([pooled, x], axis=1) @ self.param(op, 0).T + self.param(op, 1)
             q = pooled @ self.param(op, 2).T + self.param(op, 3)
-            o = attention(q, kv[..., :e], kv[..., e:], heads)[:, 0]
+            valid = np.concatenate([np.ones((x.shape[0], 1), bool), mask > 0.5], axis=1)
+            o = attention(q, kv[..., :e], kv[..., e:], heads, valid)[:, 0]
             return [o @ self.param(op, 4).T + self.param(op, 5)]
         if name == "dit.token_mean":
+            if len(ins) == 2:  # the valid tokens' mean
+                mask = ins[1][..., None]
+                return [(x * mask).sum(axis=1) / mask.sum(axis=1)]
             return [x.mean(axis=1)]
         if name == "dit.sincos_pos_embed":
             return [sincos_pos_embed(x, a, self.block())]
@@ -405,8 +428,8 @@ class Rank:
             if len(ins) == 1:
                 q, k, v = np.split(x, 3, axis=-1)
             else:
-                q, k, v = ins
-            return [attention(q, k, v, a["num_heads"])]
+                q, k, v = ins[:3]
+            return [attention(q, k, v, a["num_heads"], key_validity(a, ins, k))]
         if name == "dit.activation":
             kind = a["kind"]
             if kind in ("swiglu", "geglu"):
@@ -504,10 +527,11 @@ def resolve(plan, waiting, queues):
 
 
 def simulate(root, steps, seed, config=None, sigmas=None, guidance_scale=None,
-             weights=None):
+             weights=None, text_mask=None):
     """The final tokens of `steps` steps. `weights` maps stream names
     ("<name>", "transformer_2.<name>") to full parameters, for a run with
-    dit-run --weights; the rest are drawn from `seed`."""
+    dit-run --weights; the rest are drawn from `seed`. `text_mask`
+    [branches, B, T] is dit-run's --text-mask (default: all ones)."""
     plan = Plan(root)
     m = plan.manifest
     model, work = m["model"], m["workload"]
@@ -533,6 +557,8 @@ def simulate(root, steps, seed, config=None, sigmas=None, guidance_scale=None,
              for br in range(work["branches"])]
     pooled = [counter_normal(seed, f"pooled{br}", [b, model["pooled_dim"]])
               for br in range(work["branches"])]
+    masks = [np.ones([b, work["text_tokens"]]) if text_mask is None else
+             np.asarray(text_mask[br], dtype=np.float64) for br in range(work["branches"])]
     ranks = {e["rank"]: Rank(plan, e["rank"], seed, weights) for e in plan.ranks}
     for r in ranks.values():
         r.stepper = ref.stepper() if scheduled else None
@@ -562,6 +588,8 @@ def simulate(root, steps, seed, config=None, sigmas=None, guidance_scale=None,
                     value = texts[inp["branch"]]
                 elif name == "pooled_text":
                     value = pooled[inp["branch"]]
+                elif name == "text_mask":
+                    value = masks[inp["branch"]]
                 else:
                     value = np.full([b], guidance)
                 inputs[inp["value"]] = value
@@ -611,6 +639,7 @@ def main():
     parser.add_argument("--scheduler-config")
     parser.add_argument("--sigmas")
     parser.add_argument("--guidance-scale", type=float)
+    parser.add_argument("--text-mask", help="with --runtime-output: the run's --text-mask")
     args = parser.parse_args()
     sigmas = [float(v) for v in args.sigmas.split(",")] if args.sigmas else None
     if args.runtime_output:
@@ -620,8 +649,9 @@ def main():
                 os.path.abspath(__file__))), "lib"))
             import snapshot  # test/lib/snapshot.py, which imports this file
             weights = snapshot.read_snapshot(args.weights, args.plan)
+        text_mask = np.load(args.text_mask) if args.text_mask else None
         ref = simulate(args.plan, args.steps, args.seed, args.scheduler_config, sigmas,
-                       args.guidance_scale, weights)
+                       args.guidance_scale, weights, text_mask)
         latents = np.load(args.runtime_output)
         m = json.load(open(f"{args.plan}/manifest.json"))
         out = (patchify(latents, m["model"]["patch"], channels_first(m))

@@ -149,7 +149,9 @@ MODELS = [
     # LTX's VAE compresses 32x and 8x in time: 2 x 2 x 2 tokens.
     ("ltx-video", LTX, "--height 64 --width 64 --num-frames 9", ["ulysses2=--ulysses-degree 2"]),
     # Mochi's VAE compresses 6x in time: 7 frames are 2 latent frames.
-    ("mochi-1-preview", MOCHI, "--height 64 --width 64 --num-frames 7", ["tp2=--tp-size 2"]),
+    # Mochi's masked text (text_mask) stays whole on each rank of the ring.
+    ("mochi-1-preview", MOCHI, "--height 64 --width 64 --num-frames 7",
+     ["tp2=--tp-size 2", "ring2=--ring-degree 2"]),
     ("sd3-medium", SD3, IMAGE, ["ulysses2=--ulysses-degree 2"]),
     ("sd3.5-medium", dict(SD3, dual_attention_layers=[0]), IMAGE, ["pp2=--pp-size 2:bitwise"]),
     ("sd3.5-large", SD3, IMAGE, ["cfg2=--cfg-parallel-size 2:bitwise"]),
@@ -199,6 +201,24 @@ def run(log, label, cmd, allowed=(0,)):
     return result
 
 
+def text_mask(plan, path):
+    """For a plan whose transformer takes a text mask (HunyuanVideo, Mochi,
+    Qwen-Image), writes one to `path` with the last third of every row's
+    text padded, as a tokenizer pads a short prompt, and returns `path`;
+    else None. Every run of the model then attends and pools only the valid
+    tokens."""
+    manifest = json.load(open(os.path.join(plan, "manifest.json")))
+    program = json.load(open(os.path.join(plan, manifest["programs"][0]["file"])))
+    if not any(i["name"] == "text_mask" for i in program["inputs"]):
+        return None
+    work = manifest["workload"]
+    tokens = work["text_tokens"]
+    mask = np.ones([work["branches"], work["batch"], tokens], dtype=np.float32)
+    mask[..., tokens - tokens // 3:] = 0
+    np.save(path, mask)
+    return path
+
+
 def check_model(args, name, edits, workload, configs):
     """Runs one model's comparisons; returns (lines, ok)."""
     log = []
@@ -228,11 +248,16 @@ def check_model(args, name, edits, workload, configs):
                              args.weights, "--shards", str(args.shards), "--seed", "7"])
             weights = ["--weights", snapshot]
             run_flags += weights
+        masks = []
+        mask = text_mask(plan1, os.path.join(work, "text-mask.npy"))
+        if mask:
+            masks = ["--text-mask", mask]
+            run_flags += masks
         run(log, label, [args.dit_run, plan1, "--nproc", "1", "--output", one, *run_flags])
         # simulate_plan.py exits 1 on a mismatch, after printing the error.
         result = run(log, label, [sys.executable, simulate, plan1, "--runtime-output", one,
                                   "--steps", str(args.steps), "--tolerance",
-                                  str(args.tolerance), *weights], allowed=(0, 1))
+                                  str(args.tolerance), *weights, *masks], allowed=(0, 1))
         out = result.stdout
         match = re.search(r"max relative error (\S+) over \d+ values: (\w+)", out)
         if not match:

@@ -1,10 +1,12 @@
 //===- RuntimeTest.cpp - the runtime's initializer and .npy files ---------===//
+#include "ditc/Runtime/Exec/Kernels.h"
 #include "ditc/Runtime/IO/Initializer.h"
 #include "ditc/Runtime/IO/Npy.h"
 #include "ditc/Support/BadInput.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 
@@ -20,6 +22,60 @@ ParamSpec spec(const std::string &name, std::vector<int64_t> shape, int splitDim
   p.splitDim = splitDim;
   p.segments = std::move(segments);
   return p;
+}
+
+// A key mask: padded keys get no weight, in one pass (headAttention) and
+// block by block (OnlineAttention, as ring attention absorbs the text, then
+// the image blocks). A first block that is all padding must leave the online
+// state finite, in float32 and bfloat16 alike.
+TEST(Kernels, MaskedKeysGetNoWeightInOnePassAndBlockByBlock) {
+  at::manual_seed(3);
+  int64_t heads = 2, d = 4, text = 6, image = 5;
+  at::Tensor q = at::randn({2, 7, heads * d}, at::kDouble);
+  at::Tensor k = at::randn({2, text + image, heads * d}, at::kDouble);
+  at::Tensor v = at::randn({2, text + image, heads * d}, at::kDouble);
+  // Batch 0 keeps its first 4 text tokens, batch 1 none of them.
+  at::Tensor mask = at::ones({2, text}, at::kFloat);
+  mask[0].narrow(0, 4, 2).fill_(0);
+  mask[1].fill_(0);
+  double scale = 1.0 / std::sqrt(double(d));
+  // Expected: plain attention over the valid keys only, per batch element.
+  std::vector<at::Tensor> expected;
+  for (int64_t b = 0; b < 2; ++b) {
+    std::vector<int64_t> keep;
+    for (int64_t j = 0; j < text; ++j)
+      if (mask[b][j].item<float>() > 0.5f)
+        keep.push_back(j);
+    for (int64_t j = 0; j < image; ++j)
+      keep.push_back(text + j);
+    at::Tensor idx = at::tensor(keep, at::kLong);
+    expected.push_back(headAttention(q.narrow(0, b, 1), k.narrow(0, b, 1).index_select(1, idx),
+                                     v.narrow(0, b, 1).index_select(1, idx), heads, scale));
+  }
+  at::Tensor want = at::cat(expected);
+  for (at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
+    at::Tensor qd = q.to(dtype), kd = k.to(dtype), vd = v.to(dtype);
+    at::Tensor textBias = keyMaskBias(mask, dtype);
+    at::Tensor full = at::cat({textBias, at::zeros({2, image}, textBias.options())}, 1);
+    at::Tensor onePass = headAttention(qd, kd, vd, heads, scale, full);
+    OnlineAttention online(qd, heads, scale);
+    online.absorb(kd.narrow(1, 0, text), vd.narrow(1, 0, text), textBias);
+    online.absorb(kd.narrow(1, text, 2), vd.narrow(1, text, 2));
+    online.absorb(kd.narrow(1, text + 2, image - 2), vd.narrow(1, text + 2, image - 2));
+    at::Tensor blocks = online.result();
+    double tolerance = dtype == at::kFloat ? 1e-5 : 5e-2;
+    for (const at::Tensor &got : {onePass, blocks}) {
+      EXPECT_TRUE(at::isfinite(got).all().item<bool>());
+      EXPECT_LT((got.to(at::kDouble) - want).abs().max().item<double>(), tolerance)
+          << c10::toString(dtype);
+    }
+  }
+  // The padded keys' values never reach the output.
+  at::Tensor changed = v.clone();
+  changed[0].narrow(0, 4, 2).fill_(1e6);
+  at::Tensor bias = at::cat({keyMaskBias(mask, at::kDouble), at::zeros({2, image}, at::kDouble)}, 1);
+  EXPECT_TRUE(at::equal(headAttention(q, k, v, heads, scale, bias).narrow(0, 0, 1),
+                        headAttention(q, k, changed, heads, scale, bias).narrow(0, 0, 1)));
 }
 
 // Every tp slice is bit-identical to the same rows or columns of the whole

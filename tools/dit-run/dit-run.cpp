@@ -47,6 +47,7 @@ static const char *const kUsage =
     "               [--threads T] [--report FILE.json] [--weights SNAPSHOT_DIR]\n"
     "               [--skip-memory-check] [--scheduler-config FILE.json]\n"
     "               [--sigmas s0,...,sK] [--guidance-scale G] [--pooled-embeds FILE.npy]\n"
+    "               [--text-mask FILE.npy]\n"
     "               [--prompt TEXT [--negative-prompt TEXT] [--save-text-embeds E.npy]\n"
     "                [--save-pooled P.npy]]\n"
     "       dit-run PLAN_DIR --decode-only --latents L.npy [--weights SNAPSHOT_DIR]\n"
@@ -56,7 +57,8 @@ static const char *const kUsage =
     "                   serves seed + i and writes OUT.dp<i>.npy. OUT.png or OUT.mp4\n"
     "                   decodes them with the plan's VAE (pictures or videos)\n"
     "  --requests FILE  one JSON object per line, {\"seed\", \"text_embeds\",\n"
-    "                   \"latents\", \"pooled_embeds\", \"guidance_scale\", \"output\",\n"
+    "                   \"latents\", \"pooled_embeds\", \"text_mask\", \"guidance_scale\",\n"
+    "                   \"output\",\n"
     "                   \"prompt\", \"negative_prompt\"},\n"
     "                   served round-robin by the dp replicas\n"
     "  --text-embeds F  text embeddings [branches, B, T, E] (default: drawn from the seed)\n"
@@ -65,6 +67,8 @@ static const char *const kUsage =
     "                   transformer folder); each rank reads only its slices\n"
     "                   (default: drawn from the seed)\n"
     "  --pooled-embeds F  pooled text embeddings [branches, B, pooled_dim] (FLUX, SD3)\n"
+    "  --text-mask F    the text's attention mask [branches, B, T], 1 valid and 0\n"
+    "                   padding (HunyuanVideo, Mochi, Qwen-Image; default: all valid)\n"
     "  --prompt TEXT    encode TEXT with the pipeline's tokenizers and text encoders\n"
     "                   from --weights (FLUX: CLIP + T5, SD3: two CLIPs + T5, Wan:\n"
     "                   UMT5) instead of --text-embeds/--pooled-embeds\n"
@@ -158,7 +162,7 @@ static int runDitRun(const std::vector<std::string> &args, char **argv) {
     for (const char *flag : {"--nproc", "--output", "--steps", "--seed", "--dtype",
                              "--timeout", "--backend", "--text-embeds", "--threads",
                              "--report", "--latents", "--requests", "--weights",
-                             "--pooled-embeds", "--guidance-scale",
+                             "--pooled-embeds", "--text-mask", "--guidance-scale",
                              "--scheduler-config", "--sigmas", "--save-pixels",
                              "--save-text-embeds", "--save-pooled", "--tokenize",
                              "--max-length"})
@@ -198,6 +202,7 @@ static int runDitRun(const std::vector<std::string> &args, char **argv) {
       for (const char *flag : {"--steps", "--seed", "--dtype", "--backend", "--text-embeds",
                                "--threads", "--report", "--requests", "--pooled-embeds",
                                "--guidance-scale", "--scheduler-config", "--sigmas",
+                               "--text-mask",
                                "--prompt", "--negative-prompt", "--save-text-embeds",
                                "--save-pooled"})
         if (parser.get(flag))
@@ -267,11 +272,15 @@ static int runDitRun(const std::vector<std::string> &args, char **argv) {
       options.weights.pop_back();
     options.memoryCheck = !parser.has("--skip-memory-check");
     options.pooledEmbeds = parser.get("--pooled-embeds").value_or("");
+    options.textMask = parser.get("--text-mask").value_or("");
     // An empty --prompt is a prompt (the pipelines encode ""), not absent.
     options.prompt = parser.get("--prompt");
     options.negativePrompt = parser.get("--negative-prompt");
-    if (options.prompt && (!options.textEmbeds.empty() || !options.pooledEmbeds.empty()))
-      throw BadInput(std::string(options.textEmbeds.empty() ? "--pooled-embeds" : "--text-embeds") +
+    if (options.prompt && (!options.textEmbeds.empty() || !options.pooledEmbeds.empty() ||
+                           !options.textMask.empty()))
+      throw BadInput(std::string(!options.textEmbeds.empty()     ? "--text-embeds"
+                                 : !options.pooledEmbeds.empty() ? "--pooled-embeds"
+                                                                 : "--text-mask") +
                      " and --prompt both give the text; pass one of them");
     if (options.negativePrompt && !options.prompt && !parser.get("--requests"))
       throw BadInput("--negative-prompt needs --prompt");

@@ -35,8 +35,9 @@ def Dit_Dialect : Dialect {
 
     Argument attributes of `@transformer` and `@denoise_step`:
       * `dit.input`  : which step input the argument is: `"latents"`,
-        `"timestep"`, `"sigma"`, `"sigma_next"`, `"text"`, `"pooled_text"`
-        or `"guidance"`. Each name appears once per function (the text
+        `"timestep"`, `"sigma"`, `"sigma_next"`, `"text"`, `"pooled_text"`,
+        `"text_mask"` (`[B, L]`, 1 for a valid text token and 0 for
+        padding, as the tokenizer's attention mask) or `"guidance"`. Each name appears once per function (the text
         inputs once per branch). Passes and the plan find inputs by it,
         never by position.
       * `dit.branch` : on the text inputs of a step, the guidance branch

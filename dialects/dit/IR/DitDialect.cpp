@@ -22,7 +22,7 @@ void DitDialect::initialize() {
 ArrayRef<StringLiteral> DitDialect::stepInputNames() {
   static constexpr StringLiteral names[] = {
       "latents", "timestep", "sigma", "sigma_next",
-      "text",    "pooled_text", "guidance"};
+      "text",    "pooled_text", "text_mask", "guidance"};
   return names;
 }
 
@@ -58,7 +58,8 @@ LogicalResult DitDialect::verifyRegionArgAttribute(Operation *op,
   };
   bool perBranch = false;
   if (StringAttr input = inputOf(argIndex))
-    perBranch = input.getValue() == "text" || input.getValue() == "pooled_text";
+    perBranch = input.getValue() == "text" || input.getValue() == "pooled_text" ||
+                input.getValue() == "text_mask";
   if (name == kBranchAttrName) {
     auto branch = dyn_cast<IntegerAttr>(attr.getValue());
     if (!branch || !branch.getType().isSignlessInteger(64) ||
@@ -68,8 +69,8 @@ LogicalResult DitDialect::verifyRegionArgAttribute(Operation *op,
                              << attr.getValue();
     if (!perBranch)
       return op->emitError() << "argument #" << argIndex << ": '" << name
-                             << "' is only allowed on a text or pooled_text "
-                                "input";
+                             << "' is only allowed on a text, pooled_text or "
+                                "text_mask input";
     return success();
   }
   auto input = dyn_cast<StringAttr>(attr.getValue());

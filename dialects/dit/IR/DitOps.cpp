@@ -147,11 +147,26 @@ static LogicalResult verifyPositionTable(PatchEmbedOp op) {
   return success();
 }
 
+/// A pooling's optional text mask: [B, L] for an input [B, L, E].
+static LogicalResult verifyTokenMask(Operation *op, RankedTensorType in, Value maskValue) {
+  if (!maskValue)
+    return success();
+  auto mask = tensorOf(maskValue);
+  if (mask.getRank() != 2 || mask.getDimSize(0) != in.getDimSize(0) ||
+      mask.getDimSize(1) != in.getDimSize(1))
+    return op->emitOpError() << "mask " << shapeString(mask.getShape()) << " is not ["
+                             << in.getDimSize(0) << ", " << in.getDimSize(1)
+                             << "]: one entry per token";
+  return success();
+}
+
 LogicalResult TokenMeanOp::verify() {
   if (failed(verifyTokens(*this, getInput(), "input")))
     return failure();
   auto in = tensorOf(getInput());
   auto out = tensorOf(getResult());
+  if (failed(verifyTokenMask(*this, in, getMask())))
+    return failure();
   if (out.getRank() != 2 || out.getDimSize(0) != in.getDimSize(0) ||
       out.getDimSize(1) != in.getDimSize(2))
     return emitOpError() << "expects result [" << in.getDimSize(0) << ", "
@@ -175,7 +190,7 @@ LogicalResult AttentionPoolOp::verify() {
                          << " is not divisible by " << getNumHeads() << " heads";
   if (getWeight().empty())
     return emitOpError() << "needs a parameter prefix in 'weight'";
-  return success();
+  return verifyTokenMask(*this, in, getMask());
 }
 
 LogicalResult PatchEmbedOp::verify() {
@@ -437,13 +452,19 @@ LogicalResult AttentionOp::verify() {
   int64_t width = heads * headDim;
   bool stacked = getQkvLayout() == QKVLayout::Stacked;
   size_t expected = stacked ? 1 : 3;
+  // The text mask, when given, is the last input.
+  size_t masks = getKeyMask() ? 1 : 0;
+  size_t body = getInputs().size() >= masks ? getInputs().size() - masks : 0;
   // A separate q, k, v may carry a fourth input: a text encoder's bias.
-  bool hasBias = !stacked && getInputs().size() == 4;
-  if (getInputs().size() != expected && !hasBias)
+  bool hasBias = !stacked && body == 4;
+  if (body != expected && !hasBias)
     return emitOpError() << "with qkv_layout "
                          << stringifyQKVLayout(getQkvLayout()) << " expects "
                          << expected << (stacked ? "" : " or 4 (with a position bias)")
-                         << " operands, got " << getInputs().size();
+                         << (masks ? " operands and a key mask" : " operands")
+                         << ", got " << getInputs().size();
+  if (masks && stacked)
+    return emitOpError() << "a key mask needs separate q, k and v";
   for (Value input : getInputs().take_front(expected))
     if (failed(verifyTokens(*this, input, "q, k and v")))
       return failure();
@@ -501,6 +522,18 @@ LogicalResult AttentionOp::verify() {
       return emitOpError() << "gathered keys cover " << k.getDimSize(1)
                            << " rows, fewer than the " << queries
                            << " queries";
+  }
+  if (masks) {
+    // Joint: the mask covers the text part of the keys; self or cross over
+    // the text alone: all of them.
+    auto mask = tensorOf(getInputs().back());
+    int64_t keys = getKind() == AttentionKind::Joint
+                       ? getTextTokens()
+                       : tensorOf(getInputs()[1]).getDimSize(1);
+    if (mask.getRank() != 2 || mask.getDimSize(0) != batch || mask.getDimSize(1) != keys)
+      return emitOpError() << "key mask " << shapeString(mask.getShape()) << " is not ["
+                           << batch << ", " << keys << "]: one entry per "
+                           << (getKind() == AttentionKind::Joint ? "text key" : "key");
   }
   if (getKind() == AttentionKind::Joint) {
     if (getTextTokens() < 1 || getTextTokens() >= queries)

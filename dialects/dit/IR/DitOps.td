@@ -89,18 +89,22 @@ def Dit_TokenMeanOp : Dit_Op<"token_mean", [Pure, Dit_BatchParallel,
   let summary = "Mean of a replicated sequence over its tokens";
   let description = [{
     `[B, L, E] -> [B, E]`: the average of the `L` token rows, HunyuanVideo's
-    pooling of the raw text (`HunyuanVideoTokenRefiner` with every text
-    token valid) before its own timestep-and-text embedding. Only
-    replicated sequences (the text) may be averaged: a mean over sequence
-    shards would need a reduction the op does not perform.
+    pooling of the raw text (`HunyuanVideoTokenRefiner`) before its own
+    timestep-and-text embedding. With a `mask` `[B, L]` (the text mask: 1
+    valid, 0 padding), the average of the valid rows only, as diffusers'
+    `(x * mask).sum(1) / mask.sum(1)`. Only replicated sequences (the text)
+    may be averaged: a mean over sequence shards would need a reduction the
+    op does not perform.
 
     ```mlir
-    %pooled = dit.token_mean %text : tensor<1x256x4096xbf16> -> tensor<1x4096xbf16>
+    %pooled = dit.token_mean %text mask %text_mask : tensor<1x256x4096xbf16>, tensor<1x256xbf16> -> tensor<1x4096xbf16>
     ```
   }];
-  let arguments = (ins Dit_Tensor:$input);
+  let arguments = (ins Dit_Tensor:$input, Optional<Dit_Tensor>:$mask);
   let results = (outs Dit_Tensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let assemblyFormat = [{
+    $input (`mask` $mask^)? attr-dict `:` type($input) (`,` type($mask)^)? `->` type($result)
+  }];
   let hasVerifier = 1;
 }
 
@@ -109,23 +113,26 @@ def Dit_AttentionPoolOp : Dit_Op<"attention_pool", [Pure, Dit_BatchParallel,
     Dit_Cost]> {
   let summary = "Pool a replicated sequence by attention from its mean";
   let description = [{
-    `[B, L, E] -> [B, D]`, diffusers' `MochiAttentionPool` with every token
-    valid: the mean `m` of the `L` rows is put before them, `<weight>.to_kv`
-    projects `[m ; x]` to keys (first `E` features) and values (last `E`),
-    `<weight>.to_q` projects `m` to one query, `num_heads` heads attend
-    (scale `1 / sqrt(E / num_heads)`), and `<weight>.to_out` maps the result
-    to `D`. Like `dit.token_mean`, only a replicated sequence (the text) may
-    be pooled.
+    `[B, L, E] -> [B, D]`, diffusers' `MochiAttentionPool`: the mean `m` of
+    the `L` rows is put before them, `<weight>.to_kv` projects `[m ; x]` to
+    keys (first `E` features) and values (last `E`), `<weight>.to_q`
+    projects `m` to one query, `num_heads` heads attend (scale
+    `1 / sqrt(E / num_heads)`), and `<weight>.to_out` maps the result to
+    `D`. With a `mask` `[B, L]` (the text mask: 1 valid, 0 padding), `m` is
+    the mean of the valid rows and a padded row is no key. Like
+    `dit.token_mean`, only a replicated sequence (the text) may be pooled.
 
     ```mlir
-    %pooled = dit.attention_pool %text {num_heads = 8 : i64, weight = "time_embed.pooler"}
-        : tensor<1x256x4096xbf16> -> tensor<1x3072xbf16>
+    %pooled = dit.attention_pool %text mask %text_mask {num_heads = 8 : i64, weight = "time_embed.pooler"}
+        : tensor<1x256x4096xbf16>, tensor<1x256xbf16> -> tensor<1x3072xbf16>
     ```
   }];
-  let arguments = (ins Dit_Tensor:$input, Dit_HeadSizeAttr:$num_heads,
-                   StrAttr:$weight);
+  let arguments = (ins Dit_Tensor:$input, Optional<Dit_Tensor>:$mask,
+                   Dit_HeadSizeAttr:$num_heads, StrAttr:$weight);
   let results = (outs Dit_Tensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let assemblyFormat = [{
+    $input (`mask` $mask^)? attr-dict `:` type($input) (`,` type($mask)^)? `->` type($result)
+  }];
   let hasVerifier = 1;
 }
 
@@ -446,7 +453,12 @@ def Dit_AttentionOp : Dit_Op<"attention", [Pure, Dit_BatchParallel, SameOperands
     scales by 1; absent: `1 / sqrt(head_dim)`).
 
     `varlen` marks several packed segments per row (HunyuanVideo's text
-    packing), `kv_cache` a paged KV cache, `backend` the attention kernel
+    packing). With `key_mask`, the last input is the text mask `[B, L]` (1
+    valid, 0 padding): a padded text token is never attended as a key. A
+    joint attention's `L` is its `text_tokens`; a self attention over the
+    text alone masks all of its keys. The mask stays whole on every rank
+    (the text is never row-split), so ring and K/V-gather need not move it.
+    `kv_cache` a paged KV cache, `backend` the attention kernel
     (for example `"fa"`, `"sage_attn"`, `"sdpa"`), and `shard_over_sp`
     whether sequence parallelism may split this attention's heads (when
     false, heads split over TP only). After partitioning, `gathered_kv`
@@ -473,7 +485,8 @@ def Dit_AttentionOp : Dit_Op<"attention", [Pure, Dit_BatchParallel, SameOperands
     DefaultValuedAttr<BoolAttr, "true">:$shard_over_sp,
     UnitAttr:$gathered_kv,
     OptionalAttr<F64Attr>:$scale,
-    UnitAttr:$causal);
+    UnitAttr:$causal,
+    UnitAttr:$key_mask);
   let results = (outs Dit_Tensor:$result);
   let assemblyFormat = [{
     `` $kind $inputs attr-dict `:` type($inputs) `->` type($result)

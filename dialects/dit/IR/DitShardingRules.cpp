@@ -550,6 +550,13 @@ LogicalResult AttentionOp::partition(PartitionContext &context) {
 
   b.setInsertionPoint(*this);
   SmallVector<Value> qkv(getOperands());
+  // The text mask stays whole on every rank: the text is never row-split,
+  // and a mask has no heads to split.
+  Value keyMask;
+  if (getKeyMask()) {
+    keyMask = qkv.back();
+    qkv.pop_back();
+  }
   if (ulysses) {
     qkv = p.ulyssesIn(qkv);
     localHeads /= mesh.size("ulysses");
@@ -566,7 +573,10 @@ LogicalResult AttentionOp::partition(PartitionContext &context) {
   } else if (rows == "ring") {
     setRingAxis(*this, mesh.gridAxis("ring"));
   }
-  (*this)->setOperands(qkv);
+  SmallVector<Value> operands = qkv;
+  if (keyMask)
+    operands.push_back(keyMask);
+  (*this)->setOperands(operands);
   setNumHeads(localHeads);
   SmallVector<int64_t> outShape = shapeOf(qkv[0]);
   Value original = getResult();

@@ -100,6 +100,9 @@ struct ModelSpec {
   bool qkNormAcrossHeads = false; // Wan/LTX rms_norm_across_heads
   bool qkNorm = true;
   int64_t refinerLayers = 0;               // HunyuanVideo token refiner
+  // The transformer takes the text mask (`text_mask`, [B, L]) and attends
+  // (and HunyuanVideo and Mochi pool) only the valid text tokens.
+  bool textMask = false;
   std::vector<int64_t> dualAttentionLayers; // SD3.5-medium MMDiT-X blocks
   double eps = 1e-6;
   // Where a family's modules take another eps than `eps`: LTX-Video's q/k

@@ -85,7 +85,8 @@ void refuseUnderRing(const LegalityContext &ctx, DiagnosticSink &sink,
 /// segments per row, HunyuanVideo's text) has no ring-aware rotation and
 /// raises under ring. ditc never row-splits the text: ring rotates only the
 /// image K/V, and each rank attends the replicated text (all its packed
-/// segments) locally, once, merged into the same online softmax. So
+/// segments, under its key mask) locally, once, merged into the same online
+/// softmax. So
 /// the configuration is legal here, and the note says what another engine
 /// would do with it.
 void checkRingVarlen(const LegalityContext &ctx, DiagnosticSink &sink) {

@@ -3,8 +3,9 @@
 // diffusers' transformer_hunyuan_video.py: FLUX's dual- and single-stream
 // blocks on video with the text after the image and varlen-packed, and a
 // token refiner that self-attends over the text before the main blocks.
-// Every text token is valid (an all-ones encoder_attention_mask); the
-// image-to-video variants (image_condition_type) are refused.
+// The transformer takes the text mask (the pipeline's prompt_attention_mask):
+// the refiner's mean and every attention count only the valid text tokens.
+// The image-to-video variants (image_condition_type) are refused.
 //
 //===----------------------------------------------------------------------===//
 #include "Family.h"
@@ -23,6 +24,7 @@ void readHunyuanVideo(const JsonObject &config, ModelSpec &spec) {
   spec.doubleBlocks = config.getInt("num_layers", 0, 1024);
   spec.singleBlocks = config.getInt("num_single_layers", 0, 1024);
   spec.refinerLayers = config.getOptionalInt("num_refiner_layers", 0, 64).value_or(2);
+  spec.textMask = true;
   double ratio = config.getOptionalDouble("mlp_ratio", 4.0, 0.25, 64.0);
   spec.ffnSize = int64_t(ratio * double(spec.hiddenSize));
   if (spec.ffnSize < 1) {
@@ -53,17 +55,20 @@ void readHunyuanVideo(const JsonObject &config, ModelSpec &spec) {
 
 /// HunyuanVideoTokenRefiner `context_embedder`: its own timestep-and-text
 /// conditioning (CombinedTimestepTextProjEmbeddings of the timestep and of
-/// the mean of the raw text: every text token counts, as with an all-ones
-/// encoder_attention_mask), `proj_in`, then refiner blocks of
-/// self-attention and a SiLU MLP over the text alone, each gated by its
-/// `norm_out` (HunyuanVideoAdaNorm: the attention gate, then the MLP's).
-Value tokenRefiner(GraphBuilder &g, Value text, Value timestep) {
+/// the mean of the raw text's valid tokens), `proj_in`, then refiner blocks
+/// of self-attention (over the valid text keys) and a SiLU MLP over the
+/// text alone, each gated by its `norm_out` (HunyuanVideoAdaNorm: the
+/// attention gate, then the MLP's). diffusers also masks the padded query
+/// rows (each then attends key 0 alone); their outputs reach the image only
+/// as keys, which every later attention masks, so only the key mask is
+/// kept.
+Value tokenRefiner(GraphBuilder &g, Value text, Value textMask, Value timestep) {
   int64_t D = g.D;
   const std::string r = "context_embedder";
   GraphBuilder::ModuleScope scope(g, r);
   Value temb = g.residual(
       g.timestepEmbedding(timestep, D, r + ".time_text_embed.timestep_embedder"),
-      g.twoLayerProjection(g.tokenMean(text), D, r + ".time_text_embed.text_embedder",
+      g.twoLayerProjection(g.tokenMean(text, textMask), D, r + ".time_text_embed.text_embedder",
                            ActivationKind::Silu));
   Value txt = g.linear(text, D, r + ".proj_in");
   for (int64_t j = 0; j < g.spec.refinerLayers; ++j) {
@@ -95,7 +100,7 @@ Value buildHunyuanVideo(GraphBuilder &g, const TransformerInputs &in) {
   Value img = g.patchEmbed(in.latents, "x_embedder.proj", PatchKernel::Conv3d,
                            FeatureOrder::ChannelsFirst);
   Value temb = g.combinedTimestepTextEmbedding(in);
-  Value txt = tokenRefiner(g, in.text, in.timestep);
+  Value txt = tokenRefiner(g, in.text, in.textMask, in.timestep);
   img = g.mmditBlocks(img, txt, temb, TextPosition::Suffix, /*varlen=*/true,
                       DualStreamStyle());
   // AdaLayerNormContinuous: scale first, then shift.

@@ -5,7 +5,8 @@
 // gate), RMS-normalized branch outputs and bias-free SwiGLU MLPs, the text
 // after the video; learned per-head rotary frequencies; a timestep
 // embedding plus an attention pooling of the text as the conditioning.
-// Every text token is valid (an all-ones encoder_attention_mask).
+// The transformer takes the text mask (encoder_attention_mask): the pooling
+// and every attention count only the valid text tokens.
 //
 //===----------------------------------------------------------------------===//
 #include "Family.h"
@@ -22,6 +23,7 @@ namespace {
 void readMochi(const JsonObject &config, ModelSpec &spec) {
   readHeads(config, spec);
   spec.doubleBlocks = config.getInt("num_layers", 1, 1024);
+  spec.textMask = true;
   // SwiGLU MLP of 2/3 of 4x the width (diffusers MochiTransformerBlock).
   spec.ffnSize = (4 * spec.hiddenSize * 2) / 3;
   readChannels(config, spec);
@@ -124,7 +126,7 @@ Value buildMochi(GraphBuilder &g, const TransformerInputs &in) {
   // attention pooling of the text; the text stream is caption_proj's.
   Value temb = g.residual(
       g.timestepEmbedding(in.timestep, g.D, "time_embed.timestep_embedder"),
-      g.attentionPool(in.text, 8, g.D, "time_embed.pooler"));
+      g.attentionPool(in.text, 8, g.D, "time_embed.pooler", in.textMask));
   Value txt = g.linear(in.text, g.spec.textHiddenSize, "time_embed.caption_proj");
   placeRotaryGrid(g);
   for (int64_t i = 0; i < g.spec.doubleBlocks; ++i) {

@@ -2,7 +2,9 @@
 //
 // diffusers' transformer_qwenimage.py: dual-stream MMDiT blocks only, the
 // Qwen2.5-VL text RMS-normalized and projected by txt_in, and per-stream
-// modules named img_mod / txt_mod / img_mlp / txt_mlp.
+// modules named img_mod / txt_mod / img_mlp / txt_mlp. The transformer takes
+// the text mask (encoder_hidden_states_mask): the joint attention's mask is
+// [text mask ; ones] over [text ; image] keys.
 //
 //===----------------------------------------------------------------------===//
 #include "Family.h"
@@ -18,6 +20,7 @@ void readQwenImage(const JsonObject &config, ModelSpec &spec) {
   readHeads(config, spec);
   spec.doubleBlocks = config.getInt("num_layers", 1, 1024);
   spec.ffnSize = 4 * spec.hiddenSize;
+  spec.textMask = true;
   int64_t p = config.getInt("patch_size", 1, 64);
   int64_t packed = config.getInt("in_channels", 1, kMax);
   if (packed % (p * p) != 0)

@@ -155,9 +155,10 @@ static LoadedRank load(const RunOptions &options, bool run = true) {
   }
   // Every request is checked by every rank before the rendezvous, so a bad
   // line stops the whole run before any work, whichever replica serves it.
-  RequestDefaults defaults{options.seed,   options.textEmbeds,   options.latents,
-                           options.output, options.requestsFile, options.pooledEmbeds,
-                           options.guidanceScale, options.prompt, options.negativePrompt};
+  RequestDefaults defaults{options.seed,         options.textEmbeds,   options.latents,
+                           options.output,       options.requestsFile, options.pooledEmbeds,
+                           options.textMask,     options.guidanceScale, options.prompt,
+                           options.negativePrompt};
   int64_t replicas = m.axisSize("dp");
   std::vector<Request> requests = buildRequests(defaults, replicas);
   std::set<std::string> checkedInputs;
@@ -170,6 +171,8 @@ static LoadedRank load(const RunOptions &options, bool run = true) {
       if (!request.pooledEmbeds.empty() &&
           checkedInputs.insert(request.pooledEmbeds).second)
         readPooledEmbeds(request, m);
+      if (!request.textMask.empty() && checkedInputs.insert(request.textMask).second)
+        readTextMask(request, m, loaded.programs);
       checkGuidanceScale(request, m, loaded.programs);
     } catch (const BadInput &error) {
       if (!request.fromFile())
@@ -206,6 +209,8 @@ static LoadedRank load(const RunOptions &options, bool run = true) {
     outputs.readsInput(from + "latents", request.latents);
     outputs.readsInput(from + (request.fromFile() ? "pooled_embeds" : "pooled-embeds"),
                        request.pooledEmbeds);
+    outputs.readsInput(from + (request.fromFile() ? "text_mask" : "text-mask"),
+                       request.textMask);
   }
   for (const Request &request : requests)
     if (isPictureOutput(request.output) && !loaded.pictures)
@@ -484,9 +489,14 @@ void runRank(const RunOptions &options) {
       residentReady = residentMemory();
     // Step inputs: this rank's noise block, and the text of every branch.
     StepValue latents;
-    std::vector<at::Tensor> texts, pooled, givenPooled;
+    std::vector<at::Tensor> texts, pooled, givenPooled, textMasks;
     if (!request.pooledEmbeds.empty())
       givenPooled = readPooledEmbeds(request, m);
+    // Without --text-mask every text token is valid, as with an all-ones
+    // prompt_attention_mask.
+    std::vector<at::Tensor> givenMasks;
+    if (!request.textMask.empty())
+      givenMasks = readTextMask(request, m, loaded.programs);
     if (!experts.empty()) {
       latents.tensor =
           request.latents.empty()
@@ -525,6 +535,9 @@ void runRank(const RunOptions &options) {
                                           {m.batch, m.textTokens, m.textEmbedDim})
                              : given[b])
                             .to(comm.device()));
+        textMasks.push_back((givenMasks.empty() ? at::ones({m.batch, m.textTokens})
+                                                : givenMasks[b])
+                                .to(comm.device()));
         pooled.push_back((givenPooled.empty()
                               ? drawNormal(request.seed, "pooled" + std::to_string(b),
                                            {m.batch, m.pooledDim})
@@ -578,6 +591,8 @@ void runRank(const RunOptions &options) {
           value = texts[in.branch];
         else if (in.name == "pooled_text")
           value = pooled[in.branch];
+        else if (in.name == "text_mask")
+          value = textMasks[in.branch];
         else // guidance, as the family's pipeline passes it
           value = at::full({m.batch}, guidance, device);
         inputs[in.value] = {value};

@@ -340,34 +340,18 @@ std::vector<at::Tensor> Executor::runOp(const Function &fn, const Op &op,
     return {rope(op, x)};
   case OpKind::SincosPosEmbed:
     return {sincosPosEmbed(op, x)};
-  case OpKind::AttentionPool: {
-    // [mean ; x] -> keys and values, one query from the mean per head.
-    int64_t b = x.size(0), e = x.size(2), h = a.numHeads, hd = e / h;
-    at::Tensor pooled = x.to(at::kFloat).mean(1, true).to(x.scalar_type());
-    at::Tensor kv = tiledLinear(at::cat({pooled, x}, 1), p[0], p[1]);
-    at::Tensor q = tiledLinear(pooled, p[2], p[3]);
-    auto perHead = [&](const at::Tensor &t) {
-      return t.reshape({b, t.size(1), h, hd}).transpose(1, 2);
-    };
-    at::Tensor k = perHead(kv.narrow(-1, 0, e)), v = perHead(kv.narrow(-1, e, e));
-    at::Tensor scores = at::matmul(perHead(q), k.transpose(-1, -2)) / std::sqrt(double(hd));
-    at::Tensor o = at::matmul(at::softmax(scores, -1), v);
-    return {tiledLinear(o.transpose(1, 2).reshape({b, e}), p[4], p[5])};
-  }
+  case OpKind::AttentionPool:
+    return {attentionPool(x, in.size() > 1 ? in[1] : at::Tensor(), a.numHeads, p)};
   case OpKind::TokenMean:
-    // Summed in float32 even for bfloat16 activations.
-    return {x.to(at::kFloat).mean(1).to(x.scalar_type())};
+    return {tokenMean(x, in.size() > 1 ? in[1] : at::Tensor())};
   case OpKind::Attention: {
-    at::Tensor q, k, v;
-    if (in.size() == 1) {
-      auto parts = x.chunk(3, -1);
-      q = parts[0], k = parts[1], v = parts[2];
-    } else {
-      q = in[0], k = in[1], v = in[2];
-    }
+    // One stacked q/k/v, or q, k, v and (with key_mask) the text mask.
+    std::vector<at::Tensor> qkv = in.size() == 1 ? x.chunk(3, -1) : in;
+    const at::Tensor &q = qkv[0], &k = qkv[1], &v = qkv[2];
+    at::Tensor textBias = a.keyMask ? keyMaskBias(in.back(), q.scalar_type()) : at::Tensor();
     if (!op.axes.empty())
-      return {ringAttention(op, q, k, v)};
-    return {attention(op, q, k, v)};
+      return {ringAttention(op, q, k, v, textBias)};
+    return {attention(op, q, k, v, textBias)};
   }
   case OpKind::Activation: {
     // Row blocks keep the bits independent of the thread count (Kernels.h).
@@ -631,9 +615,14 @@ at::Tensor Executor::sincosPosEmbed(const Op &op, const at::Tensor &x) {
 }
 
 at::Tensor Executor::attention(const Op &op, const at::Tensor &q,
-                               const at::Tensor &k, const at::Tensor &v) {
+                               const at::Tensor &k, const at::Tensor &v,
+                               const at::Tensor &textBias) {
   int64_t h = op.a.numHeads;
-  return headAttention(q, k, v, h, 1.0 / std::sqrt(double(q.size(2) / h)));
+  // A joint attention's image keys, all of them here, are valid.
+  at::Tensor keyBias = textBias.defined() && op.a.textTokens > 0
+                           ? jointKeyBias(textBias, k.size(1), op.a.textPrefix)
+                           : textBias;
+  return headAttention(q, k, v, h, 1.0 / std::sqrt(double(q.size(2) / h)), keyBias);
 }
 
 at::Tensor Executor::headGroupAttention(const Function &fn, const Op &in,
@@ -712,7 +701,8 @@ at::Tensor Executor::chunkedRowLinear(const Op &linear, const Op &reduce,
 }
 
 at::Tensor Executor::ringAttention(const Op &op, const at::Tensor &q,
-                                   const at::Tensor &k, const at::Tensor &v) {
+                                   const at::Tensor &k, const at::Tensor &v,
+                                   const at::Tensor &textBias) {
   int64_t h = op.a.numHeads;
   int64_t text = op.a.textTokens;
   bool prefix = op.a.textPrefix;
@@ -726,8 +716,9 @@ at::Tensor Executor::ringAttention(const Op &op, const at::Tensor &q,
   };
   // Each block updates the online-softmax state exactly (Kernels.h).
   OnlineAttention state(q, h, 1.0 / std::sqrt(double(q.size(2) / h)));
+  // The text, whole on every rank, is absorbed once, under its mask.
   if (text > 0)
-    state.absorb(textPart(k), textPart(v));
+    state.absorb(textPart(k), textPart(v), textBias);
   // K and V image blocks travel together; the next hop's transfer runs
   // while this hop's block is absorbed.
   at::Tensor block = at::cat({imagePart(k), imagePart(v)}, -1).contiguous();

@@ -5,6 +5,7 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <cmath>
 #include <dlfcn.h>
 
 namespace ditc::runtime {
@@ -179,8 +180,52 @@ at::Tensor rowBlocks(at::IntArrayRef shape, const at::TensorOptions &options,
   return out;
 }
 
+at::Tensor keyMaskBias(const at::Tensor &mask, at::ScalarType dtype) {
+  at::Tensor valid = mask.to(at::kFloat) > 0.5;
+  // -1e30 is finite in float32 and bfloat16 alike (float32's lowest would
+  // round to -inf in bfloat16), and it swamps any score: exp(-1e30 - max)
+  // is exactly 0.
+  at::Tensor zero = at::zeros({}, mask.options().dtype(dtype));
+  at::Tensor masked = at::full({}, -1e30, mask.options().dtype(dtype));
+  return at::where(valid, zero, masked).contiguous();
+}
+
+at::Tensor jointKeyBias(const at::Tensor &textBias, int64_t keys, bool textPrefix) {
+  at::Tensor image = at::zeros({textBias.size(0), keys - textBias.size(1)}, textBias.options());
+  return textPrefix ? at::cat({textBias, image}, 1) : at::cat({image, textBias}, 1);
+}
+
+at::Tensor tokenMean(const at::Tensor &x, const at::Tensor &mask) {
+  at::Tensor wide = x.to(at::kFloat);
+  if (!mask.defined())
+    return wide.mean(1).to(x.scalar_type());
+  at::Tensor m = mask.to(at::kFloat).unsqueeze(-1);
+  return ((wide * m).sum(1) / m.sum(1)).to(x.scalar_type());
+}
+
+at::Tensor attentionPool(const at::Tensor &x, const at::Tensor &mask, int64_t heads,
+                         const std::vector<at::Tensor> &p) {
+  // [mean ; x] -> keys and values, one query from the mean per head.
+  int64_t b = x.size(0), e = x.size(2), hd = e / heads;
+  at::Tensor pooled = tokenMean(x, mask).unsqueeze(1);
+  at::Tensor kv = tiledLinear(at::cat({pooled, x}, 1), p[0], p[1]);
+  at::Tensor q = tiledLinear(pooled, p[2], p[3]);
+  auto perHead = [&](const at::Tensor &t) {
+    return t.reshape({b, t.size(1), heads, hd}).transpose(1, 2);
+  };
+  at::Tensor k = perHead(kv.narrow(-1, 0, e)), v = perHead(kv.narrow(-1, e, e));
+  at::Tensor scores = at::matmul(perHead(q), k.transpose(-1, -2)) / std::sqrt(double(hd));
+  if (mask.defined()) { // the mean is a key too, always valid
+    int64_t keys = x.size(1) + 1;
+    at::Tensor bias = jointKeyBias(keyMaskBias(mask, scores.scalar_type()), keys, false);
+    scores = scores + bias.view({b, 1, 1, keys});
+  }
+  at::Tensor o = at::matmul(at::softmax(scores, -1), v);
+  return tiledLinear(o.transpose(1, 2).reshape({b, e}), p[4], p[5]);
+}
+
 at::Tensor headAttention(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
-                         int64_t heads, double scale) {
+                         int64_t heads, double scale, const at::Tensor &keyBias) {
   int64_t d = q.size(2) / heads;
   // Scaling q (L x d) is cheaper than scaling the scores (L x L).
   at::Tensor qs = q * scale;
@@ -189,6 +234,8 @@ at::Tensor headAttention(const at::Tensor &q, const at::Tensor &k, const at::Ten
   forEachItem(q.is_cpu(), items.count, [&](int64_t i) {
     HeadItem item = items[i];
     at::Tensor scores = at::mm(slice(qs, item, d), slice(k, item, d, true).t());
+    if (keyBias.defined())
+      scores.add_(keyBias[item.batch]);
     // In place: the softmax kernel reads each element before it writes it.
     at::_softmax_out(scores, scores, -1, false);
     at::Tensor o = slice(out, item, d);
@@ -200,7 +247,8 @@ at::Tensor headAttention(const at::Tensor &q, const at::Tensor &k, const at::Ten
 OnlineAttention::OnlineAttention(const at::Tensor &q, int64_t heads, double scale)
     : q(q * scale), heads(heads) {}
 
-void OnlineAttention::absorb(const at::Tensor &k, const at::Tensor &v) {
+void OnlineAttention::absorb(const at::Tensor &k, const at::Tensor &v,
+                             const at::Tensor &keyBias) {
   int64_t batch = q.size(0), queries = q.size(1), d = q.size(2) / heads;
   bool first = !out.defined();
   if (first) {
@@ -212,6 +260,8 @@ void OnlineAttention::absorb(const at::Tensor &k, const at::Tensor &v) {
   forEachItem(q.is_cpu(), items.count, [&](int64_t i) {
     HeadItem item = items[i];
     at::Tensor scores = at::mm(slice(q, item, d), slice(k, item, d, true).t());
+    if (keyBias.defined())
+      scores.add_(keyBias[item.batch]);
     at::Tensor m = max[item.batch][item.head].narrow(0, item.row, item.rows);
     at::Tensor l = sum[item.batch][item.head].narrow(0, item.row, item.rows);
     at::Tensor o = slice(out, item, d);

@@ -51,12 +51,12 @@ static std::vector<Request> readRequestsFile(const RequestDefaults &defaults) {
                      "\"out.npy\"}");
     static const std::set<std::string> known = {
         "seed",          "text_embeds",    "latents", "output", "pooled_embeds",
-        "guidance_scale", "prompt", "negative_prompt"};
+        "text_mask",     "guidance_scale", "prompt", "negative_prompt"};
     for (auto it = object.begin(); it != object.end(); ++it)
       if (!known.count(it.key()))
         throw BadInput(where + ": unknown key '" + quoteBounded(it.key()) +
                        "'; allowed: guidance_scale, latents, negative_prompt, output, "
-                       "pooled_embeds, prompt, seed, text_embeds");
+                       "pooled_embeds, prompt, seed, text_embeds, text_mask");
     JsonObject fields(where, &object);
     Request request;
     request.origin = where;
@@ -64,16 +64,18 @@ static std::vector<Request> readRequestsFile(const RequestDefaults &defaults) {
     request.seed = fields.getOptionalInt("seed", 0, INT64_MAX).value_or(defaults.seed);
     // A path key that is present names a file: empty is refused, never
     // taken as absent (which would draw the tensor from the seed instead).
-    auto path = [&](const char *key, const std::string &fallback) {
+    auto path = [&](const char *key, const std::string &fallback,
+                    const char *absent = "to draw it from the seed") {
       std::optional<std::string> value = fields.getOptionalString(key);
       if (value && value->empty())
-        fields.fail(key, "is empty; expected a .npy path (leave the key out to draw "
-                         "it from the seed)");
+        fields.fail(key, std::string("is empty; expected a .npy path (leave the key out ") +
+                             absent + ")");
       return value.value_or(fallback);
     };
     request.textEmbeds = path("text_embeds", defaults.textEmbeds);
     request.latents = path("latents", defaults.latents);
     request.pooledEmbeds = path("pooled_embeds", defaults.pooledEmbeds);
+    request.textMask = path("text_mask", defaults.textMask, "for every token valid");
     // A prompt may be empty (the pipelines encode "" as any other prompt).
     request.prompt = defaults.prompt;
     request.negativePrompt = defaults.negativePrompt;
@@ -81,9 +83,12 @@ static std::vector<Request> readRequestsFile(const RequestDefaults &defaults) {
       request.prompt = fields.getString("prompt");
     if (fields.has("negative_prompt"))
       request.negativePrompt = fields.getString("negative_prompt");
-    bool lineEmbeds = fields.has("text_embeds") || fields.has("pooled_embeds");
+    bool lineEmbeds = fields.has("text_embeds") || fields.has("pooled_embeds") ||
+                      fields.has("text_mask");
     if (fields.has("prompt") && lineEmbeds)
-      fields.fail(fields.has("text_embeds") ? "text_embeds" : "pooled_embeds",
+      fields.fail(fields.has("text_embeds")     ? "text_embeds"
+                  : fields.has("pooled_embeds") ? "pooled_embeds"
+                                                : "text_mask",
                   "is given with a prompt; a request takes a prompt or embeddings, "
                   "not both");
     if (lineEmbeds && !fields.has("prompt")) {
@@ -96,6 +101,7 @@ static std::vector<Request> readRequestsFile(const RequestDefaults &defaults) {
     if (request.prompt) {
       request.textEmbeds.clear();
       request.pooledEmbeds.clear();
+      request.textMask.clear();
     }
     request.guidanceScale = defaults.guidanceScale;
     if (fields.has("guidance_scale"))
@@ -125,6 +131,7 @@ std::vector<Request> buildRequests(const RequestDefaults &defaults,
     request.textEmbeds = defaults.textEmbeds;
     request.latents = defaults.latents;
     request.pooledEmbeds = defaults.pooledEmbeds;
+    request.textMask = defaults.textMask;
     request.prompt = defaults.prompt;
     request.negativePrompt = defaults.negativePrompt;
     request.guidanceScale = defaults.guidanceScale;

@@ -87,6 +87,18 @@ Manifest::groupsOver(const std::vector<std::string> &groupAxes) const {
   return groups;
 }
 
+Manifest::GroupPlaces Manifest::groupPlaces(const std::vector<std::string> &axes) const {
+  GroupPlaces out;
+  out.size.assign(ranks.size(), 0);
+  out.index.assign(ranks.size(), -1);
+  for (const std::vector<int64_t> &group : groupsOver(axes))
+    for (size_t i = 0; i < group.size(); ++i) {
+      out.size[group[i]] = int64_t(group.size());
+      out.index[group[i]] = int64_t(i);
+    }
+  return out;
+}
+
 std::string formatShape(const std::vector<int64_t> &shape) { return bracketedList(shape); }
 
 int64_t Manifest::latentBlock(int64_t rank) const {

@@ -31,25 +31,6 @@ int64_t elementsOf(const Shape &shape) {
   return n;
 }
 
-/// The size of the group a collective over some axes runs on, and each
-/// rank's index in it, computed the way Manifest::groupOf orders members,
-/// in one pass over the ranks rather than one per rank.
-struct GroupShape {
-  std::vector<int64_t> size, index; // per global rank; 0 / -1 without a program
-};
-
-GroupShape groupShape(const Manifest &m, const std::vector<std::string> &axes) {
-  GroupShape out;
-  out.size.assign(m.ranks.size(), 0);
-  out.index.assign(m.ranks.size(), -1);
-  for (const std::vector<int64_t> &group : m.groupsOver(axes))
-    for (size_t i = 0; i < group.size(); ++i) {
-      out.size[group[i]] = int64_t(group.size());
-      out.index[group[i]] = int64_t(i);
-    }
-  return out;
-}
-
 class ProgramValidator {
 public:
   ProgramValidator(const Manifest &manifest, const Program &program,
@@ -154,6 +135,12 @@ private:
       fail("result " + std::to_string(i) + " is declared " + formatShape(out(i)) +
            ", but the op computes " + formatShape(expected));
   }
+  /// A pooling's optional second operand: the text mask [B, L] of its [B, L, E].
+  void expectTokenMask() const {
+    if (op->inputs.size() == 2 && in(1) != Shape{in(0)[0], in(0)[1]})
+      fail("mask is " + formatShape(in(1)) + "; expected " +
+           formatShape({in(0)[0], in(0)[1]}) + ", one entry per token");
+  }
   void expectAxis(int64_t axis, size_t rank, const char *attr) const {
     if (axis < 0 || size_t(axis) >= rank)
       fail("attribute '" + std::string(attr) + "' is " + std::to_string(axis) +
@@ -185,8 +172,8 @@ private:
   int64_t groupSize() {
     auto it = groups.find(op->axes);
     if (it == groups.end())
-      it = groups.emplace(op->axes, groupShape(m, op->axes)).first;
-    const GroupShape &g = it->second;
+      it = groups.emplace(op->axes, m.groupPlaces(op->axes)).first;
+    const Manifest::GroupPlaces &g = it->second;
     int64_t size = -1;
     for (int64_t r : ranks) {
       if (size >= 0 && g.size[r] != size)
@@ -413,9 +400,10 @@ private:
       break;
     }
     case OpKind::AttentionPool: {
-      expectCounts(1, 1, 1);
+      expectCounts(1, 2, 1);
       expectRank(in(0), 3, "the operand");
       expectRank(out(0), 2, "the result");
+      expectTokenMask();
       int64_t e = in(0)[2], d = out(0)[1];
       if (e % a.numHeads)
         fail(std::to_string(a.numHeads) + " heads do not divide the width " +
@@ -431,10 +419,11 @@ private:
       break;
     }
     case OpKind::TokenMean: {
-      expectCounts(1, 1, 1);
+      expectCounts(1, 2, 1);
       expectRank(in(0), 3, "the operand");
       if (in(0)[1] < 1)
         fail("averages a sequence of no tokens");
+      expectTokenMask();
       expectResult({in(0)[0], in(0)[2]});
       break;
     }
@@ -451,7 +440,9 @@ private:
       break;
     }
     case OpKind::Attention: {
-      expectCounts(1, 3, 1);
+      // The text mask, when the op has one, is a fourth input after q, k, v.
+      size_t masks = a.keyMask ? 1 : 0;
+      expectCounts(1 + 3 * masks, 3 + masks, 1);
       Shape q, k;
       if (op->inputs.size() == 1) {
         expectRank(in(0), 3, "the stacked q/k/v");
@@ -459,7 +450,7 @@ private:
           fail("stacked q/k/v width " + std::to_string(in(0)[2]) +
                " does not split in three");
         q = k = {in(0)[0], in(0)[1], in(0)[2] / 3};
-      } else if (op->inputs.size() == 3) {
+      } else if (op->inputs.size() == 3 + masks) {
         expectRank(in(0), 3, "q");
         expectRank(in(1), 3, "k");
         q = in(0);
@@ -475,14 +466,16 @@ private:
       if (q[2] % a.numHeads)
         fail(std::to_string(a.numHeads) + " heads do not divide the width " +
              std::to_string(q[2]));
+      if (a.textTokens > k[1])
+        fail("text_tokens " + std::to_string(a.textTokens) + " exceeds the " +
+             std::to_string(k[1]) + " key rows");
+      if (Shape mask{q[0], a.textTokens > 0 ? a.textTokens : k[1]}; masks && in(3) != mask)
+        fail("key mask is " + formatShape(in(3)) + "; expected " + formatShape(mask) +
+             ", one entry per text key");
       if (a.overlapHeadGroups > 1)
         checkOverlappedRegion();
-      if (!op->axes.empty()) {
+      if (!op->axes.empty())
         groupSize();
-        if (a.textTokens > k[1])
-          fail("text_tokens " + std::to_string(a.textTokens) + " exceeds the " +
-               std::to_string(k[1]) + " key rows");
-      }
       expectResult(q);
       break;
     }
@@ -706,8 +699,7 @@ private:
                " times");
   }
 
-  /// How many ops of the current function read value `id`, plus one if the
-  /// function returns it.
+  /// Reads of value `id` by the current function's ops, plus one if it returns it.
   int readsOf(int id) const {
     int reads = int(std::count(fn->results.begin(), fn->results.end(), id));
     for (const Op &other : fn->ops)
@@ -718,8 +710,7 @@ private:
   /// A modulation table [B or 1, N, D] read at `chunk` against the operand.
   void checkChunks(const Shape &table, int64_t chunk, const char *attr) const {
     const Shape &x = in(0);
-    if (table.size() != 3 || (table[0] != 1 && table[0] != x[0]) ||
-        table[2] != x.back())
+    if (table.size() != 3 || (table[0] != 1 && table[0] != x[0]) || table[2] != x.back())
       fail("modulation " + formatShape(table) + " does not fit the operand " + formatShape(x));
     if (chunk >= table[1])
       fail("attribute '" + std::string(attr) + "' is " + std::to_string(chunk) +
@@ -729,7 +720,7 @@ private:
   const Manifest &m;
   const Program &p;
   const std::vector<int64_t> &ranks;
-  std::map<std::vector<std::string>, GroupShape> groups;
+  std::map<std::vector<std::string>, Manifest::GroupPlaces> groups;
   const Function *fn = nullptr;
   const Op *op = nullptr;
   size_t opIndex = 0;

@@ -86,7 +86,8 @@ void checkParametersAgree(const Program &p) {
 
 /// The values the runner feeds in and gathers out have the shapes it
 /// makes: latent tokens [B, S/n, F], timestep and guidance [B], sigmas
-/// 0-d, text [B, T, E], pooled text [B, P], one output like the latents.
+/// 0-d, text [B, T, E], pooled text [B, P], the text mask [B, T], one
+/// output like the latents.
 void checkStepInterface(const Manifest &m, const Program &p) {
   Shape latents = {m.batch, m.latentTokens / m.latentBlocks(), m.latentFeatures};
   std::vector<char> seen(p.step.valueShapes.size(), 0);
@@ -100,6 +101,8 @@ void checkStepInterface(const Manifest &m, const Program &p) {
       expected = {};
     else if (in.name == "text")
       expected = {m.batch, m.textTokens, m.textEmbedDim};
+    else if (in.name == "text_mask")
+      expected = {m.batch, m.textTokens};
     else
       expected = {m.batch, m.pooledDim};
     const Shape &declared = p.step.valueShapes[in.value];

@@ -294,6 +294,7 @@ private:
       a.numHeads = attrs.getInt("num_heads", 1, 1 << 16);
       a.textTokens = attrs.getOptionalInt("text_tokens", 0, kMaxValueElements).value_or(0);
       a.textPrefix = textPrefix(attrs, false);
+      a.keyMask = attrs.getOptionalBool("key_mask", false);
       a.overlapHeadGroups =
           attrs.getOptionalInt("overlap_head_groups", 2, 1 << 16).value_or(1);
       if (attrs.has("dit.ring_axis")) {
@@ -484,7 +485,8 @@ Program loadProgram(const Manifest &manifest, const std::string &id) {
   program.step = reader.read(top, id, "outputs");
   const json &inputs = requireList(top, "inputs");
   static const std::set<std::string> known = {
-      "latents", "timestep", "sigma", "sigma_next", "text", "pooled_text", "guidance"};
+      "latents", "timestep", "sigma", "sigma_next", "text", "pooled_text", "text_mask",
+      "guidance"};
   for (size_t i = 0; i < inputs.size(); ++i) {
     JsonObject in = element(top, "inputs", i);
     StepInput input;
@@ -492,7 +494,7 @@ Program loadProgram(const Manifest &manifest, const std::string &id) {
     if (!known.count(input.name))
       in.fail("name", "is '" + escapeInvalidUtf8(input.name) +
                           "'; expected one of latents, timestep, sigma, "
-                          "sigma_next, text, pooled_text, guidance");
+                          "sigma_next, text, pooled_text, text_mask, guidance");
     if (program.step.valueShapes.empty())
       in.fail("value", "names a value, but the program declares none");
     input.value = int(in.getInt("value", 0, int64_t(program.step.valueShapes.size()) - 1));

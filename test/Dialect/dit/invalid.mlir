@@ -642,6 +642,46 @@ func.func @token_mean_shape(%t: tensor<1x5x16xf32>) {
 
 // -----
 
+func.func @token_mean_mask_shape(%t: tensor<1x5x16xf32>, %m: tensor<1x4xf32>) {
+  // expected-error @+1 {{mask 1x4 is not [1, 5]: one entry per token}}
+  %0 = dit.token_mean %t mask %m : tensor<1x5x16xf32>, tensor<1x4xf32> -> tensor<1x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_pool_mask_shape(%t: tensor<1x5x16xf32>, %m: tensor<1x6xf32>) {
+  // expected-error @+1 {{mask 1x6 is not [1, 5]: one entry per token}}
+  %0 = dit.attention_pool %t mask %m {num_heads = 2 : i64, weight = "p"} : tensor<1x5x16xf32>, tensor<1x6xf32> -> tensor<1x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_key_mask_joint(%j: tensor<1x11x8xf32>, %m: tensor<1x11xf32>) {
+  // expected-error @+1 {{key mask 1x11 is not [1, 3]: one entry per text key}}
+  %0 = dit.attention joint %j, %j, %j, %m {num_heads = 2 : i64, head_dim = 4 : i64, text_tokens = 3 : i64, key_mask} : tensor<1x11x8xf32>, tensor<1x11x8xf32>, tensor<1x11x8xf32>, tensor<1x11xf32> -> tensor<1x11x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_key_mask_missing(%q: tensor<1x8x8xf32>) {
+  // expected-error @+1 {{with qkv_layout separate expects 3 or 4 (with a position bias) operands and a key mask, got 3}}
+  %0 = dit.attention self %q, %q, %q {num_heads = 2 : i64, head_dim = 4 : i64, key_mask} : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32> -> tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_key_mask_stacked(%q: tensor<1x8x24xf32>, %m: tensor<1x8xf32>) {
+  // expected-error @+1 {{a key mask needs separate q, k and v}}
+  %0 = dit.attention self %q, %m {num_heads = 2 : i64, head_dim = 4 : i64, qkv_layout = #dit<qkv_layout stacked>, key_mask} : tensor<1x8x24xf32>, tensor<1x8xf32> -> tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
 func.func @tanh_gate_alone(%x: tensor<1x8x8xf32>) {
   // expected-error @+1 {{tanh_gate needs a gate}}
   %0 = dit.residual_add %x, %x {tanh_gate} : tensor<1x8x8xf32>

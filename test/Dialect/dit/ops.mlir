@@ -101,6 +101,21 @@ func.func @joint(%txt: tensor<1x3x8xf32>, %img: tensor<1x8x8xf32>, %qkv: tensor<
   return %t, %i, %s : tensor<1x3x8xf32>, tensor<1x8x8xf32>, tensor<1x11x8xf32>
 }
 
+// A text mask [B, L]: the token mean of the valid rows, and joint and
+// text-only attention that attend only valid text keys.
+// CHECK-LABEL: func.func @text_mask
+func.func @text_mask(%txt: tensor<1x3x8xf32>, %j: tensor<1x11x8xf32>, %mask: tensor<1x3xf32>) -> (tensor<1x8xf32>, tensor<1x11x8xf32>, tensor<1x3x8xf32>) {
+  // CHECK: dit.token_mean %{{.*}} mask %{{.*}} : tensor<1x3x8xf32>, tensor<1x3xf32> -> tensor<1x8xf32>
+  %m = dit.token_mean %txt mask %mask : tensor<1x3x8xf32>, tensor<1x3xf32> -> tensor<1x8xf32>
+  // CHECK: dit.attention_pool %{{.*}} mask %{{.*}} {num_heads = 2 : i64, weight = "pooler"} : tensor<1x3x8xf32>, tensor<1x3xf32> -> tensor<1x8xf32>
+  %p = dit.attention_pool %txt mask %mask {num_heads = 2 : i64, weight = "pooler"} : tensor<1x3x8xf32>, tensor<1x3xf32> -> tensor<1x8xf32>
+  // CHECK: dit.attention joint %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {head_dim = 4 : i64, key_mask, num_heads = 2 : i64, text_position = #dit<text_position suffix>, text_tokens = 3 : i64, varlen = true}
+  %o = dit.attention joint %j, %j, %j, %mask {num_heads = 2 : i64, head_dim = 4 : i64, text_tokens = 3 : i64, text_position = #dit<text_position suffix>, varlen = true, key_mask} : tensor<1x11x8xf32>, tensor<1x11x8xf32>, tensor<1x11x8xf32>, tensor<1x3xf32> -> tensor<1x11x8xf32>
+  // CHECK: dit.attention self %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {head_dim = 4 : i64, key_mask, num_heads = 2 : i64, varlen = true}
+  %r = dit.attention self %txt, %txt, %txt, %mask {num_heads = 2 : i64, head_dim = 4 : i64, varlen = true, key_mask} : tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>, tensor<1x3xf32> -> tensor<1x3x8xf32>
+  return %m, %o, %r : tensor<1x8xf32>, tensor<1x11x8xf32>, tensor<1x3x8xf32>
+}
+
 // CHECK-LABEL: func.func @denoise
 func.func @denoise(%x: tensor<1x8x16xf32>, %latents: tensor<1x4x2x4x4xf32>, %u: tensor<1x4x2x4x4xf32>, %s: tensor<f32>, %sn: tensor<f32>) -> (tensor<1x4x2x4x4xf32>, tensor<1x3x2x32x32xf32>, tensor<1x4x4x4xf32>) {
   // CHECK: dit.unpatchify %{{.*}} {grid = array<i64: 2, 2, 2>, patch = array<i64: 1, 2, 2>} : tensor<1x8x16xf32> -> tensor<1x4x2x4x4xf32>

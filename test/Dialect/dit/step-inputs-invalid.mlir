@@ -2,14 +2,14 @@
 // given twice, or a branch on a non-text input is a diagnostic.
 // RUN: dit-opt %s -split-input-file -verify-diagnostics
 
-// expected-error @+1 {{argument #0: 'dit.input' must be one of latents, timestep, sigma, sigma_next, text, pooled_text, guidance; got "latent"}}
+// expected-error @+1 {{argument #0: 'dit.input' must be one of latents, timestep, sigma, sigma_next, text, pooled_text, text_mask, guidance; got "latent"}}
 func.func @transformer(%x: tensor<1x4xf32> {dit.input = "latent"}) {
   return
 }
 
 // -----
 
-// expected-error @+1 {{argument #0: 'dit.input' must be one of latents, timestep, sigma, sigma_next, text, pooled_text, guidance; got 0 : i64}}
+// expected-error @+1 {{argument #0: 'dit.input' must be one of latents, timestep, sigma, sigma_next, text, pooled_text, text_mask, guidance; got 0 : i64}}
 func.func @transformer(%x: tensor<1x4xf32> {dit.input = 0 : i64}) {
   return
 }
@@ -30,7 +30,7 @@ func.func @denoise_step(%a: tensor<1x4xf32> {dit.input = "text", dit.branch = 1 
 
 // -----
 
-// expected-error @+1 {{argument #0: 'dit.branch' is only allowed on a text or pooled_text input}}
+// expected-error @+1 {{argument #0: 'dit.branch' is only allowed on a text, pooled_text or text_mask input}}
 func.func @denoise_step(%a: tensor<1x4xf32> {dit.input = "latents", dit.branch = 0 : i64}) {
   return
 }

@@ -102,13 +102,14 @@ def load_config(path):
     return {k: v for k, v in config.items() if not k.startswith("_")}
 
 
-def reference_velocity(family, weights, config, latents, text, pooled, sigma, guidance):
+def reference_velocity(family, weights, config, latents, text, pooled, sigma, guidance,
+                       mask=None):
     if family == "flux":
         return flux.velocity(weights, config, latents, text, pooled, sigma, guidance)
     if family == "sd3":
         return sd3.velocity(weights, config, latents, text, pooled, sigma)
     if family == "qwen_image":
-        return qwenimage.velocity(weights, config, latents, text, sigma)
+        return qwenimage.velocity(weights, config, latents, text, sigma, mask)
     sys.exit(f"check.py: no reference for family {family}")
 
 
@@ -142,9 +143,10 @@ def compare(args):
     # guidance-distilled model's guidance input is the plan's scale.
     pooled = [counter_normal(args.seed, f"pooled{br}", [b, manifest["model"]["pooled_dim"]])
               for br in range(work["branches"])]
+    masks = np.load(args.text_mask) if args.text_mask else [None] * work["branches"]
     try:
         velocities = [reference_velocity(family, weights, config, latents, texts[br],
-                                         pooled[br], 1.0, work["guidance_scale"])
+                                         pooled[br], 1.0, work["guidance_scale"], masks[br])
                       for br in range(work["branches"])]
     except KeyError as missing:
         sys.exit(f"check.py: MISMATCH: {missing.args[0]}")
@@ -188,6 +190,8 @@ def main():
     p.add_argument("--output", required=True)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--tolerance", type=float, default=1e-5)
+    p.add_argument("--text-mask", help="the run's --text-mask [branches, B, L] "
+                   "(Qwen-Image); default: every text token valid")
     args = parser.parse_args()
     (inputs if args.command == "inputs" else compare)(args)
 

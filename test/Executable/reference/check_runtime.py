@@ -72,6 +72,8 @@ def main():
                         "default 1000 x the plan's guidance scale, as its pipeline "
                         "passes it")
     parser.add_argument("--tolerance", type=float, default=1e-5)
+    parser.add_argument("--text-mask", help="the run's --text-mask [branches, B, L] "
+                        "(HunyuanVideo, Mochi); default: every text token valid")
     args = parser.parse_args()
 
     manifest, params = plan_parameters(args.plan)
@@ -90,6 +92,7 @@ def main():
     text = np.load(args.text_embeds).astype(np.float64)[0]
     v_run = x - np.load(args.output).astype(np.float64)
     t = np.full([x.shape[0]], args.timestep)
+    mask = np.load(args.text_mask)[0] if args.text_mask else None
     if family == "cogvideox":
         # CogVideoX's transformer takes and returns [B, F, C, H, W].
         v_ref = reference.forward(weights, config, x.transpose(0, 2, 1, 3, 4), text, t)
@@ -102,7 +105,9 @@ def main():
         if guidance is None:
             guidance = 1000.0 * manifest["workload"]["guidance_scale"]
         v_ref = reference.forward(weights, config, x, text, t, pooled,
-                                  np.full([x.shape[0]], guidance))
+                                  np.full([x.shape[0]], guidance), mask)
+    elif family == "mochi":
+        v_ref = reference.forward(weights, config, x, text, t, mask)
     else:
         v_ref = reference.forward(weights, config, x, text, t)
     if v_ref.shape != v_run.shape:

@@ -60,12 +60,15 @@ def heads(x, n):
     return x.reshape(b, s, n, width // n)
 
 
-def sdpa(q, k, v):
+def sdpa(q, k, v, key_mask=None):
     """F.scaled_dot_product_attention on [B, S, H, d] (scale 1/sqrt(d)),
-    returned as [B, S, H * d]."""
+    returned as [B, S, H * d]. `key_mask` [B, Sk] of booleans, as a 2-D
+    attn_mask broadcast over queries: a False key gets no weight."""
     b, sq, h, d = q.shape
     qh, kh, vh = (t.transpose(0, 2, 1, 3) for t in (q, k, v))
     scores = qh @ kh.transpose(0, 1, 3, 2) / math.sqrt(d)
+    if key_mask is not None:
+        scores = np.where(key_mask[:, None, None, :], scores, -np.inf)
     scores = scores - scores.max(-1, keepdims=True)
     p = np.exp(scores)
     p = p / p.sum(-1, keepdims=True)

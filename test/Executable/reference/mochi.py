@@ -11,9 +11,8 @@ dict, latents [B, C, F, H, W], the text [B, L, E], timesteps [B] (the
 pipeline passes 1000 * (1 - sigma)) and the text mask [B, L] (all ones when
 None), and returns the model output [B, C, F, H, W].
 
-The reference takes a text mask, which dit-run does not (every text token
-is valid there); with one, the masked mean and the compaction of the valid
-text rows are diffusers'.
+With a text mask (dit-run's --text-mask), the masked mean and the
+compaction of the valid text rows are diffusers'.
 """
 import numpy as np
 

@@ -34,7 +34,7 @@ def modulate(x, params):
     return x * (1 + scale) + shift, gate
 
 
-def block(w, i, cfg, img, txt, temb, img_angles, txt_angles):
+def block(w, i, cfg, img, txt, temb, img_angles, txt_angles, joint_mask):
     p = f"transformer_blocks.{i}"
     n = cfg["num_attention_heads"]
     img_mod1, img_mod2 = np.split(linear(w, p + ".img_mod.1", silu(temb)), 2, axis=-1)
@@ -54,7 +54,7 @@ def block(w, i, cfg, img, txt, temb, img_angles, txt_angles):
     kt = rotate_interleaved(proj(ht, "add_k_proj", "norm_added_k"), txt_angles)
     vt = proj(ht, "add_v_proj")
     o = sdpa(np.concatenate([qt, qi], 1), np.concatenate([kt, ki], 1),
-             np.concatenate([vt, vi], 1))
+             np.concatenate([vt, vi], 1), joint_mask)
     L = txt.shape[1]
     # The two streams' updates are independent; the image's comes first.
     img = img + img_gate1 * linear(w, a + ".to_out.0", o[:, L:])
@@ -70,27 +70,33 @@ def block(w, i, cfg, img, txt, temb, img_angles, txt_angles):
     return img, txt
 
 
-def forward(w, cfg, hidden_states, encoder_hidden_states, timestep, img_shape):
-    """QwenImageTransformer2DModel.forward (no mask, zero_cond_t off):
-    packed tokens in and out; `timestep` is the pipeline's t / 1000, which
-    Timesteps(scale=1000) multiplies back."""
+def forward(w, cfg, hidden_states, encoder_hidden_states, timestep, img_shape, mask=None):
+    """QwenImageTransformer2DModel.forward (zero_cond_t off): packed tokens
+    in and out; `timestep` is the pipeline's t / 1000, which
+    Timesteps(scale=1000) multiplies back. `mask` [B, L] is
+    encoder_hidden_states_mask: the joint attention mask is [mask ; ones]
+    over [text ; image] keys (None: every token valid)."""
     img = linear(w, "img_in", hidden_states)
     t = np.asarray(timestep, dtype=np.float64) * 1000
     temb = timestep_embedding(w, "time_text_embed.timestep_embedder", timestep_features(t))
     txt = rms_norm(encoder_hidden_states, w["txt_norm.weight"], EPS)
     txt = linear(w, "txt_in", txt)
     img_angles, txt_angles = rope(cfg, *img_shape, txt.shape[1])
+    joint_mask = None
+    if mask is not None:
+        joint_mask = np.concatenate([np.asarray(mask) > 0.5,
+                                     np.ones(img.shape[:2], dtype=bool)], axis=1)
     for i in range(cfg["num_layers"]):
-        img, txt = block(w, i, cfg, img, txt, temb, img_angles, txt_angles)
+        img, txt = block(w, i, cfg, img, txt, temb, img_angles, txt_angles, joint_mask)
     scale, shift = (c[:, None, :] for c in np.split(linear(w, "norm_out.linear", silu(temb)), 2, axis=1))
     img = layer_norm(img, EPS) * (1 + scale) + shift
     return linear(w, "proj_out", img)
 
 
-def velocity(w, cfg, latents, text, sigma):
+def velocity(w, cfg, latents, text, sigma, mask=None):
     """The transformer output for latents [B, C, H, W] as QwenImagePipeline
     computes it (one branch; true CFG combines two of these)."""
     b, c, h, wd = latents.shape
     timestep = np.full([b], sigma * 1000.0) / 1000.0
-    out = forward(w, cfg, pack_latents(latents), text, timestep, (1, h // 2, wd // 2))
+    out = forward(w, cfg, pack_latents(latents), text, timestep, (1, h // 2, wd // 2), mask)
     return unpack_latents(out, h, wd)

@@ -24,6 +24,7 @@ struct RunOptions {
   std::string savePixels; // optional .npy of the decoded float pixels
   std::string weights;    // optional diffusers snapshot (Weights.h); else seeded
   std::string pooledEmbeds;    // optional .npy, [branches, B, pooled_dim]
+  std::string textMask;        // optional .npy, [branches, B, T] of 0 and 1
   std::optional<double> guidanceScale; // --guidance-scale: overrides the plan's
   /// --prompt and --negative-prompt: encoded by the pipeline's text
   /// encoders from --weights (Text/PipelinePrompts.h) instead of

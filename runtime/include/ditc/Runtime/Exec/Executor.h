@@ -127,8 +127,11 @@ private:
   at::Tensor patchEmbedWithTable(const Op &op, const at::Tensor &x);
   at::Tensor rope(const Op &op, const at::Tensor &x);
   at::Tensor sincosPosEmbed(const Op &op, const at::Tensor &x);
+  /// `textBias` [B, L] (keyMaskBias of the op's key mask, or undefined)
+  /// covers the text keys: a joint attention's text part, or every key of
+  /// an attention over the text alone.
   at::Tensor attention(const Op &op, const at::Tensor &q, const at::Tensor &k,
-                       const at::Tensor &v);
+                       const at::Tensor &v, const at::Tensor &textBias);
   /// The ops all_to_all, unstack, attention, all_to_all that begin at
   /// `in` (overlappedAttentionAt), pipelined by head group: returns the
   /// output all_to_all's result from the input all_to_all's operand.
@@ -139,7 +142,7 @@ private:
   /// i + 1 is computed.
   at::Tensor chunkedRowLinear(const Op &linear, const Op &reduce, const at::Tensor &x);
   at::Tensor ringAttention(const Op &op, const at::Tensor &q, const at::Tensor &k,
-                           const at::Tensor &v);
+                           const at::Tensor &v, const at::Tensor &textBias);
   std::string describe(const Op &op) const;
   at::Tensor applyStepRule(const at::Tensor &latents, const at::Tensor &velocity);
 

@@ -56,10 +56,38 @@ at::Tensor rowBlocks(at::IntArrayRef shape, const at::TensorOptions &options,
                      const std::function<void(const RowBlock &, at::Tensor &out)> &fn,
                      at::Tensor into = at::Tensor());
 
-/// softmax(scale · q kᵀ) v per head, for q [B, Lq, H·d] and k, v [B, Lk, H·d]
-/// (views with a unit last stride are read in place); returns [B, Lq, H·d].
+/// softmax(scale · q kᵀ + bias) v per head, for q [B, Lq, H·d] and k, v
+/// [B, Lk, H·d] (views with a unit last stride are read in place); returns
+/// [B, Lq, H·d]. `keyBias` [B, Lk], when given, is added to every query's
+/// scores (keyMaskBias: 0 for a valid key, a large negative for a masked
+/// one).
 at::Tensor headAttention(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
-                         int64_t heads, double scale);
+                         int64_t heads, double scale,
+                         const at::Tensor &keyBias = at::Tensor());
+
+/// The additive key bias of a text mask [B, L] (1 valid, 0 padding) in
+/// `dtype`: 0 for a valid key and -1e30 for a padded one. Finite, not
+/// -inf, so that a block whose keys are all padding leaves the online
+/// softmax finite (its weights vanish once any valid key is absorbed).
+at::Tensor keyMaskBias(const at::Tensor &mask, at::ScalarType dtype);
+
+/// The key bias [B, keys] of a joint attention: `textBias` [B, L] on the
+/// text part (the first L keys with `textPrefix`, else the last L) and 0 on
+/// the image keys.
+at::Tensor jointKeyBias(const at::Tensor &textBias, int64_t keys, bool textPrefix);
+
+/// diffusers' MochiAttentionPool of x [B, L, E] to [B, D]: the mean m (of
+/// the valid tokens, with `mask` [B, L]) before the tokens, projected to
+/// keys and values by params[0..1] (to_kv), one query per head from m by
+/// params[2..3] (to_q), and the result by params[4..5] (to_out); a padded
+/// token is no key.
+at::Tensor attentionPool(const at::Tensor &x, const at::Tensor &mask, int64_t heads,
+                         const std::vector<at::Tensor> &params);
+
+/// The mean of x [B, L, E] over its tokens, summed in float32 even for
+/// bfloat16; with `mask` [B, L] (1 valid, 0 padding), of the valid tokens
+/// only, as diffusers' (x * mask).sum(1) / mask.sum(1).
+at::Tensor tokenMean(const at::Tensor &x, const at::Tensor &mask);
 
 /// Attention over key/value blocks that arrive one at a time (ring
 /// attention), merged with an online softmax: per head and query row a
@@ -67,8 +95,10 @@ at::Tensor headAttention(const at::Tensor &q, const at::Tensor &k, const at::Ten
 class OnlineAttention {
 public:
   OnlineAttention(const at::Tensor &q, int64_t heads, double scale);
-  /// Folds in one block of keys and values, [B, Lk, H·d] each.
-  void absorb(const at::Tensor &k, const at::Tensor &v);
+  /// Folds in one block of keys and values, [B, Lk, H·d] each, with an
+  /// optional key bias [B, Lk] (keyMaskBias).
+  void absorb(const at::Tensor &k, const at::Tensor &v,
+              const at::Tensor &keyBias = at::Tensor());
   /// The normalized output, [B, Lq, H·d].
   at::Tensor result() const;
 

@@ -26,6 +26,13 @@ std::vector<at::Tensor> readTextEmbeds(const Request &request, const Manifest &m
 /// tensor per branch.
 std::vector<at::Tensor> readPooledEmbeds(const Request &request, const Manifest &m);
 
+/// Reads a request's --text-mask, [branches, B, T] of 0 (padding) and 1
+/// (valid), as one tensor per branch. Refuses a plan whose programs take
+/// no text mask, any other value, and a row with no valid token (whose
+/// mean would be 0/0).
+std::vector<at::Tensor> readTextMask(const Request &request, const Manifest &m,
+                                     const std::vector<Program> &programs);
+
 /// A guidance scale needs something to act on: the CFG combine of a plan
 /// with two or more branches, or the guidance input of a distilled model.
 void checkGuidanceScale(const Request &request, const Manifest &m,

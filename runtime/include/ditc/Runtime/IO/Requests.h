@@ -24,6 +24,7 @@ struct Request {
   std::string textEmbeds; // optional .npy, [branches, B, T, E]
   std::string latents;    // optional .npy initial noise, [B, C, F, H, W]
   std::string pooledEmbeds; // optional .npy, [branches, B, pooled_dim]
+  std::string textMask;     // optional .npy, [branches, B, T] of 0 and 1
   std::optional<double> guidanceScale; // overrides the plan's
   /// A prompt, encoded by the pipeline's text encoders (Text/), instead of
   /// text_embeds; the negative prompt feeds the unconditional branch ("" by
@@ -38,7 +39,7 @@ struct Request {
 /// The flags a request list is built from.
 struct RequestDefaults {
   int64_t seed = 0;
-  std::string textEmbeds, latents, output, requestsFile, pooledEmbeds;
+  std::string textEmbeds, latents, output, requestsFile, pooledEmbeds, textMask;
   std::optional<double> guidanceScale;
   std::optional<std::string> prompt, negativePrompt;
 };

@@ -127,6 +127,13 @@ struct Manifest {
   /// as groupOf orders one rank's group: all of them in one pass.
   std::vector<std::vector<int64_t>>
   groupsOver(const std::vector<std::string> &axes) const;
+  /// Per global rank, the size of its group over `axes` and its index in
+  /// it (0 and -1 for a rank without a program), from groupsOver: one pass
+  /// over the ranks rather than a groupOf per rank.
+  struct GroupPlaces {
+    std::vector<int64_t> size, index;
+  };
+  GroupPlaces groupPlaces(const std::vector<std::string> &axes) const;
   /// Index of the latent token block `rank` holds: row-major over its
   /// coordinates on the split_over axes.
   int64_t latentBlock(int64_t rank) const;

@@ -82,6 +82,8 @@ struct OpAttrs {
   int64_t numHeads = 0;
   int64_t textTokens = 0;
   bool textPrefix = true; // also concat_streams, split_streams
+  // attention: the last input is the text mask [B, L] (1 valid, 0 padding)
+  bool keyMask = false;
   // rope (grid and sequenceShards also patch_embed's position table and
   // sincos_pos_embed)
   std::array<int64_t, 3> grid{}, axesDims{};
