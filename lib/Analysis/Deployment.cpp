@@ -123,16 +123,25 @@ std::vector<std::vector<int64_t>> textEncoderGroups(const Deployment &deployment
   if (!encoder || !transformer)
     return groups;
   size_t size = size_t(std::max<int64_t>(encoder->degrees[Axis::TP], 1));
-  for (std::vector<int64_t> ranks : transformer->instances) {
+  TransformerRanks placed(deployment);
+  for (size_t replica = 0; replica < transformer->instances.size(); ++replica) {
+    std::vector<int64_t> ranks = transformer->instances[replica];
     if (encoder->explicitInstances) {
       // The first listed instance whose first rank is in this replica
-      // (text-encoder-ranks holds each instance inside one replica).
+      // (text-encoder-ranks holds each instance inside one replica), else
+      // the instance of the replica's index when it has ranks of its own.
+      bool found = false;
       for (const std::vector<int64_t> &instance : encoder->instances)
         if (!instance.empty() &&
             std::count(ranks.begin(), ranks.end(), instance.front())) {
           groups.push_back(instance);
+          found = true;
           break;
         }
+      if (!found && replica < encoder->instances.size() &&
+          !encoder->instances[replica].empty() &&
+          placed.onRanksOfItsOwn(encoder->instances[replica]))
+        groups.push_back(encoder->instances[replica]);
       continue;
     }
     std::sort(ranks.begin(), ranks.end());
@@ -140,6 +149,47 @@ std::vector<std::vector<int64_t>> textEncoderGroups(const Deployment &deployment
     groups.push_back(std::move(ranks));
   }
   return groups;
+}
+
+TransformerRanks::TransformerRanks(const Deployment &deployment) {
+  if (const Placement *transformer = deployment.find("transformer"))
+    for (size_t r = 0; r < transformer->instances.size(); ++r)
+      for (int64_t rank : transformer->instances[r])
+        replicas.emplace(rank, r); // the first replica listing it
+}
+
+std::optional<size_t> TransformerRanks::replicaOf(int64_t rank) const {
+  auto it = replicas.find(rank);
+  if (it == replicas.end())
+    return std::nullopt;
+  return it->second;
+}
+
+bool TransformerRanks::onRanksOfItsOwn(const std::vector<int64_t> &ranks) const {
+  return std::none_of(ranks.begin(), ranks.end(),
+                      [&](int64_t rank) { return replicas.count(rank) > 0; });
+}
+
+std::map<int64_t, std::set<int64_t>> componentRankReplicas(const Deployment &deployment) {
+  TransformerRanks transformer(deployment);
+  std::map<int64_t, std::set<int64_t>> out;
+  for (const auto &groups : {textEncoderGroups(deployment), vaeDecodeGroups(deployment)})
+    for (size_t replica = 0; replica < groups.size(); ++replica)
+      for (int64_t rank : groups[replica])
+        if (rank >= 0 && rank < deployment.numGpus && !transformer.replicaOf(rank))
+          out[rank].insert(int64_t(replica));
+  return out;
+}
+
+std::vector<int64_t> idleRanks(const Deployment &deployment, size_t limit, int64_t &count) {
+  TransformerRanks transformer(deployment);
+  std::map<int64_t, std::set<int64_t>> components = componentRankReplicas(deployment);
+  std::vector<int64_t> idle;
+  count = 0;
+  for (int64_t rank = 0; rank < deployment.numGpus; ++rank)
+    if (!transformer.replicaOf(rank) && !components.count(rank) && count++ < int64_t(limit))
+      idle.push_back(rank);
+  return idle;
 }
 
 std::vector<int64_t> vaeRowBands(int64_t latentRows, int64_t groupSize,

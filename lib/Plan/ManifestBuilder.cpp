@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 using namespace mlir;
 using nlohmann::json;
@@ -219,11 +220,22 @@ FailureOr<json> buildManifest(ModuleOp module, const MeshInfo &mesh,
 
   json ranks = json::array();
   size_t perExpert = size_t(mesh.size(Axis::PP) * mesh.size(Axis::CFG));
+  std::map<int64_t, std::set<int64_t>> ownRanks = componentRankReplicas(deployment);
   for (int64_t rank = 0; rank < deployment.numGpus; ++rank) {
     int64_t role = rank < int64_t(table->size()) ? (*table)[rank] : -1;
     json entry = {{"rank", rank}};
     if (role < 0) {
+      // A rank of a text_encoder or vae instance's own: it serves one
+      // replica (component-ranks), whose vote and groups it joins.
+      auto served = ownRanks.find(rank);
+      if (served == ownRanks.end() || served->second.size() != 1)
+        return module.emitError()
+               << "rank " << rank << " runs no transformer and serves "
+               << (served == ownRanks.end() ? 0 : served->second.size())
+               << " replicas through its text_encoder and vae instances; "
+                  "world-size and component-ranks hold it to exactly one";
       entry["program"] = nullptr;
+      entry["replica"] = *served->second.begin();
       ranks.push_back(entry);
       continue;
     }

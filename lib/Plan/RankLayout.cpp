@@ -82,6 +82,8 @@ std::vector<size_t> splitAxes(const RankLayout &layout) {
 
 /// "cfg1 tp0": the rank's coordinates on the axes of size > 1.
 std::string coordLabel(const RankLayout &layout, int64_t rank) {
+  if (layout.servedReplica[size_t(rank)] >= 0)
+    return "for dp" + std::to_string(layout.servedReplica[size_t(rank)]);
   std::string out;
   for (size_t a : splitAxes(layout))
     out += (out.empty() ? "" : " ") + layout.axes[a].name +
@@ -191,6 +193,7 @@ RankLayout readRankLayout(const JsonObject &manifest) {
                         std::to_string(n) + " rank entries (mesh.num_gpus)");
   layout.coords.assign(n, std::vector<int64_t>(layout.axes.size(), 0));
   layout.programs.assign(n, "");
+  layout.servedReplica.assign(n, -1);
   for (int64_t r = 0; r < n; ++r) {
     std::string where = "ranks[" + std::to_string(r) + "]";
     if (!ranks[r].is_object())
@@ -199,16 +202,30 @@ RankLayout readRankLayout(const JsonObject &manifest) {
     JsonObject entry(manifest.file(), &ranks[r], where + ".");
     if (entry.getInt("rank", 0, n - 1) != r)
       entry.fail("rank", "is out of order; expected " + std::to_string(r));
+    if (auto program = ranks[r].find("program");
+        program != ranks[r].end() && program->is_string())
+      layout.programs[r] = escapeInvalidUtf8(program->get<std::string>());
+    // A rank without a program sits outside the mesh: it names the replica
+    // its text encoder or VAE serves instead.
+    if (layout.programs[r].empty() && entry.has("replica")) {
+      layout.servedReplica[r] = entry.getInt("replica", 0, n - 1);
+      continue;
+    }
     JsonObject coords = entry.getObject("coords");
     for (size_t a = 0; a < layout.axes.size(); ++a)
       if (layout.axes[a].size > 1)
         layout.coords[r][a] =
             coords.getInt(layout.axes[a].name, 0, layout.axes[a].size - 1);
-    if (auto program = ranks[r].find("program");
-        program != ranks[r].end() && program->is_string())
-      layout.programs[r] = escapeInvalidUtf8(program->get<std::string>());
   }
   return layout;
+}
+
+std::string RankLayout::roleOf(int64_t rank) const {
+  if (!programs[size_t(rank)].empty())
+    return programs[size_t(rank)];
+  if (servedReplica[size_t(rank)] >= 0)
+    return "text_encoder/vae of replica " + std::to_string(servedReplica[size_t(rank)]);
+  return "idle";
 }
 
 std::string renderLayoutSvg(const RankLayout &layout) {
@@ -309,8 +326,7 @@ std::string renderLayoutSvg(const RankLayout &layout) {
     bool idle = layout.programs[r].empty();
     std::string tip = "rank " + std::to_string(r) + ": node " +
                       std::to_string(layout.nodeOf(r)) + ", GPU " +
-                      std::to_string(r % gpn) + ", " +
-                      (idle ? std::string("idle") : layout.programs[r]);
+                      std::to_string(r % gpn) + ", " + layout.roleOf(r);
     svg += "<g class=\"gpu\"><title>" + xmlEscape(tip) + "</title><rect x=\"" +
            number(x) + "\" y=\"" + number(y) + "\" width=\"" + number(boxW) +
            "\" height=\"" + number(boxH) + "\" rx=\"4\" fill=\"" +
@@ -411,8 +427,9 @@ std::string formatLayoutText(const RankLayout &layout) {
                                     std::to_string(layout.nodeOf(r)),
                                     std::to_string(r % layout.gpusPerNode)};
     for (size_t a : shown)
-      row.push_back(std::to_string(layout.coords[r][a]));
-    row.push_back(layout.programs[r].empty() ? "idle" : layout.programs[r]);
+      row.push_back(layout.servedReplica[r] >= 0 ? "-"
+                                                 : std::to_string(layout.coords[r][a]));
+    row.push_back(layout.roleOf(r));
     rows.push_back(std::move(row));
   }
   std::vector<size_t> widths(header.size(), 0);
@@ -482,15 +499,18 @@ json layoutJson(const RankLayout &layout) {
   json ranks = json::array();
   for (int64_t r = 0; r < layout.numGpus; ++r) {
     json coords = json::object();
-    for (size_t a = 0; a < layout.axes.size(); ++a)
+    for (size_t a = 0; a < layout.axes.size() && layout.servedReplica[r] < 0; ++a)
       coords[layout.axes[a].name] = layout.coords[r][a];
-    ranks.push_back(
-        {{"rank", r},
-         {"node", layout.nodeOf(r)},
-         {"gpu", r % layout.gpusPerNode},
-         {"coords", coords},
-         {"program", layout.programs[r].empty() ? json(nullptr)
-                                                : json(layout.programs[r])}});
+    json entry = {{"rank", r},
+                  {"node", layout.nodeOf(r)},
+                  {"gpu", r % layout.gpusPerNode},
+                  {"coords", coords},
+                  {"program", layout.programs[r].empty() ? json(nullptr)
+                                                         : json(layout.programs[r])}};
+    // A rank of a component's own: the replica it serves, and no coords.
+    if (layout.servedReplica[r] >= 0)
+      entry["replica"] = layout.servedReplica[r];
+    ranks.push_back(std::move(entry));
   }
   return {{"model", layout.model},
           {"num_gpus", layout.numGpus},

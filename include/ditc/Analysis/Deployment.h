@@ -14,8 +14,11 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace ditc {
@@ -152,6 +155,34 @@ std::vector<std::vector<int64_t>> textEncoderGroups(const Deployment &deployment
 /// ones.
 std::vector<int64_t> vaeRowBands(int64_t latentRows, int64_t groupSize,
                                  const std::vector<int64_t> &split);
+
+/// Which transformer replica holds each rank, looked up once per question
+/// (a world may hold a million ranks).
+class TransformerRanks {
+public:
+  explicit TransformerRanks(const Deployment &deployment);
+  /// The replica whose rank list holds `rank`; nullopt for a rank the
+  /// transformer does not use.
+  std::optional<size_t> replicaOf(int64_t rank) const;
+  /// Whether no rank of `ranks` runs the transformer: a component instance
+  /// on ranks of its own (a disaggregated text encoder or VAE), which
+  /// serves the transformer replica of its index in the component's list.
+  bool onRanksOfItsOwn(const std::vector<int64_t> &ranks) const;
+
+private:
+  std::unordered_map<int64_t, size_t> replicas;
+};
+
+/// The ranks the transformer does not use that a text_encoder or vae group
+/// names (textEncoderGroups, vaeDecodeGroups), each with the replicas whose
+/// prompts it encodes or whose latents it decodes. Ranks outside the world
+/// are left out (world-size reports them).
+std::map<int64_t, std::set<int64_t>> componentRankReplicas(const Deployment &deployment);
+
+/// The ranks below num_gpus that run nothing: neither the transformer nor a
+/// text_encoder or vae group. At most `limit` are listed; `count` is how
+/// many there are.
+std::vector<int64_t> idleRanks(const Deployment &deployment, size_t limit, int64_t &count);
 
 /// Parallel flags as given on the command line, before resolution.
 struct ParallelFlags {

@@ -31,6 +31,12 @@ struct RankLayout {
   std::vector<LayoutAxis> axes;             // mesh order, outermost first
   std::vector<std::vector<int64_t>> coords; // per rank, per axis
   std::vector<std::string> programs;        // per rank; empty when idle
+  /// Per rank: the replica a rank without a program encodes or decodes for
+  /// (plan `replica`, a component on ranks of its own); -1 otherwise.
+  std::vector<int64_t> servedReplica;
+
+  /// "program s0_c0", "text_encoder/vae of replica 0" or "idle".
+  std::string roleOf(int64_t rank) const;
 
   int64_t nodeOf(int64_t rank) const { return rank / gpusPerNode; }
   /// Whether the members of `group` sit on more than one node.

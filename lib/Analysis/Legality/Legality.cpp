@@ -42,10 +42,13 @@ bool LegalityReport::legal() const { return !anyError(diagnostics); }
 const std::vector<LegalityRule> &legalityRules() {
   using namespace rules;
   static const std::vector<LegalityRule> table = {
-      {"world-size", "num_gpus = dp x cfg x pp x tp x ulysses x ring x kv_gather",
+      {"world-size", "num_gpus = dp x cfg x pp x tp x ulysses x ring x kv_gather "
+                     "(+ ranks of a component's own)",
        checkWorldSize, true},
       {"instance-size", "a replica's ranks = its component's non-dp degrees",
        checkInstanceSize, false},
+      {"component-ranks", "a rank that runs no transformer serves one replica",
+       checkComponentRanks, false},
       {"tp-heads", "tp divides the heads and every width TP splits",
        checkTPHeads, true},
       {"ulysses-heads", "ulysses divides the TP-local heads",
@@ -80,14 +83,15 @@ const std::vector<LegalityRule> &legalityRules() {
       {"vae-ranks", "vae_parallel_size fits the ranks given to the VAE",
        checkVaeRanks, true},
       {"vae-latents", "the VAE decodes on ranks of the replica whose latents "
-                      "it takes",
+                      "it takes, or on ranks of its own",
        checkVaeLatents, false},
       {"text-encoder-axes", "the text encoders split over tp only",
        checkTextEncoderAxes, true},
       {"text-encoder-heads", "text_encoder tp divides every encoder's heads and "
                              "split widths",
        checkTextEncoderHeads, true},
-      {"text-encoder-ranks", "each replica's prompts are encoded on its own ranks",
+      {"text-encoder-ranks", "each replica's prompts are encoded on its own ranks, "
+                             "or on ranks of the encoder's own",
        checkTextEncoderRanks, true},
       {"expert-offload", "expert offload needs a model with two experts",
        checkExpertOffload, true},

@@ -9,6 +9,7 @@ namespace ditc::rules {
 // Topology: world, instances, rank lists, nodes.
 void checkWorldSize(const LegalityContext &, DiagnosticSink &);
 void checkInstanceSize(const LegalityContext &, DiagnosticSink &);
+void checkComponentRanks(const LegalityContext &, DiagnosticSink &);
 void checkRankOrder(const LegalityContext &, DiagnosticSink &);
 void checkGroupConflict(const LegalityContext &, DiagnosticSink &);
 void checkCrossNode(const LegalityContext &, DiagnosticSink &);

@@ -89,8 +89,9 @@ void checkTextEncoderHeads(const LegalityContext &ctx, DiagnosticSink &sink) {
 }
 
 /// text-encoder-ranks: each transformer replica's prompts are encoded by
-/// tp_size of its own ranks, which broadcast the embeddings to the rest of
-/// the replica: one text_encoder instance per replica, inside it.
+/// tp_size ranks, which broadcast the embeddings to the rest of the
+/// replica: one text_encoder instance per replica, inside it or on ranks
+/// of its own.
 void checkTextEncoderRanks(const LegalityContext &ctx, DiagnosticSink &sink) {
   const Placement *encoder = textEncoderPlacement(ctx);
   if (!encoder)
@@ -115,57 +116,85 @@ void checkTextEncoderRanks(const LegalityContext &ctx, DiagnosticSink &sink) {
     return;
   }
   // Explicit instances: each lies inside one transformer replica (the one
-  // holding its first rank), and every replica holds at least one, so each
-  // replica's embeddings come from its own ranks. A second instance in one
-  // replica (an encoder on every rank) would only repeat the first's work:
-  // it is warned about, and holds no encoder.
-  auto replicaOf = [&](int64_t rank) -> std::optional<size_t> {
-    for (size_t r = 0; r < transformer.instances.size(); ++r)
-      if (std::count(transformer.instances[r].begin(), transformer.instances[r].end(), rank))
-        return r;
-    return std::nullopt;
-  };
+  // holding its first rank), or on ranks of its own, where instance i
+  // serves replica i and broadcasts to it (a disaggregated encoder). Every
+  // replica holds at least one, so each replica's embeddings come from one
+  // place. A second instance for one replica (an encoder on every rank)
+  // would only repeat the first's work: it is warned about, and holds no
+  // encoder.
+  const Deployment &d = ctx.deployment;
+  TransformerRanks placed(d);
   std::vector<bool> served(transformer.instances.size(), false);
+  std::vector<size_t> ownRanks; // instances on ranks of their own
   bool outsideWorld = false;
+  auto secondInstance = [&](size_t i, size_t replica) {
+    sink.report("text-encoder-ranks", Severity::Warning,
+                "text_encoder instance " + std::to_string(i) + " " +
+                    rankList(encoder->instances[i]) +
+                    " is a second instance in transformer replica " +
+                    std::to_string(replica) + " " +
+                    rankList(transformer.instances[replica]) +
+                    "; the replica's first listed instance encodes its prompts and "
+                    "broadcasts them, so this one holds no encoder",
+                "text_encoder");
+  };
   for (size_t i = 0; i < encoder->instances.size(); ++i) {
     const std::vector<int64_t> &ranks = encoder->instances[i];
     if (ranks.empty())
       continue;
-    std::optional<size_t> home = replicaOf(ranks.front());
+    // A rank outside the world is world-size's to report.
+    if (std::any_of(ranks.begin(), ranks.end(),
+                    [&](int64_t r) { return r < 0 || r >= d.numGpus; })) {
+      outsideWorld = true;
+      continue;
+    }
+    if (placed.onRanksOfItsOwn(ranks)) {
+      ownRanks.push_back(i);
+      continue;
+    }
+    // Inside a replica: the one holding its first rank, and only that one.
+    // A first rank of its own with a later rank inside is named by the
+    // first rank that runs the transformer.
+    std::optional<size_t> home = placed.replicaOf(ranks.front());
     for (int64_t rank : ranks) {
-      // A rank outside the world is world-size's to report.
-      if (rank >= ctx.deployment.numGpus || rank < 0) {
-        outsideWorld = true;
+      std::optional<size_t> replica = placed.replicaOf(rank);
+      if (home ? replica == home : !replica)
         continue;
-      }
-      std::optional<size_t> replica = replicaOf(rank);
-      if (replica && home && *replica == *home)
-        continue;
-      std::string where =
-          home ? "transformer replica " + std::to_string(*home) + " " +
-                     rankList(transformer.instances[*home]) + ", which holds its first rank"
-               : "any transformer replica";
+      std::string message =
+          home ? "names rank " + std::to_string(rank) + ", which is not in transformer replica " +
+                     std::to_string(*home) + " " + rankList(transformer.instances[*home]) +
+                     ", which holds its first rank"
+               : "names rank " + std::to_string(rank) + " of transformer replica " +
+                     std::to_string(*replica) + " " +
+                     rankList(transformer.instances[*replica]) + " and rank " +
+                     std::to_string(ranks.front()) + ", which runs no transformer";
       sink.report("text-encoder-ranks", Severity::Error,
-                  "text_encoder instance " + std::to_string(i) + " " + rankList(ranks) +
-                      " names rank " + std::to_string(rank) + ", which is not in " + where +
-                      ": an instance encodes one replica's prompts and broadcasts the "
-                      "embeddings only within that replica",
+                  "text_encoder instance " + std::to_string(i) + " " + rankList(ranks) + " " +
+                      message +
+                      ": an instance encodes one replica's prompts and lies inside that "
+                      "replica, or on ranks of its own",
                   "text_encoder");
       return;
     }
-    if (!home)
-      continue;
-    if (served[*home]) {
-      sink.report("text-encoder-ranks", Severity::Warning,
-                  "text_encoder instance " + std::to_string(i) + " " + rankList(ranks) +
-                      " is a second instance in transformer replica " +
-                      std::to_string(*home) + " " +
-                      rankList(transformer.instances[*home]) +
-                      "; the replica's first listed instance encodes its prompts and "
-                      "broadcasts them, so this one holds no encoder",
-                  "text_encoder");
-    }
+    if (served[*home])
+      secondInstance(i, *home);
     served[*home] = true;
+  }
+  for (size_t i : ownRanks) {
+    if (i >= served.size()) {
+      sink.report("text-encoder-ranks", Severity::Error,
+                  "text_encoder instance " + std::to_string(i) + " " +
+                      rankList(encoder->instances[i]) +
+                      " runs on ranks of its own, so it serves transformer replica " +
+                      std::to_string(i) + " (its index), but the transformer has " +
+                      std::to_string(served.size()) + " replica" +
+                      (served.size() == 1 ? "" : "s"),
+                  "text_encoder");
+      return;
+    }
+    if (served[i])
+      secondInstance(i, i);
+    served[i] = true;
   }
   // An instance that names a rank outside the world was meant for some
   // replica; which one is unknowable, so coverage is not judged.

@@ -16,16 +16,35 @@
 namespace ditc::rules {
 
 /// world-size: num_gpus = dp x cfg x pp x tp x ulysses x ring x kv_gather
-/// for the denoiser; every listed rank exists; the node shape covers the
-/// world.
+/// for the denoiser, plus the ranks that text_encoder and vae instances hold
+/// of their own (a disaggregated placement); every rank runs something;
+/// every listed rank exists; the node shape covers the world.
 void checkWorldSize(const LegalityContext &ctx, DiagnosticSink &sink) {
   const Deployment &d = ctx.deployment;
   const Degrees &degrees = ctx.transformer().degrees;
-  if (degrees.worldSize() != d.numGpus)
-    sink.report("world-size", Severity::Error,
-                "num_gpus " + std::to_string(d.numGpus) + " does not equal " +
-                    degrees.describe() + " = " +
-                    std::to_string(degrees.worldSize()));
+  std::string equation = "num_gpus " + std::to_string(d.numGpus) + " does not equal " +
+                         degrees.describe() + " = " + std::to_string(degrees.worldSize());
+  if (degrees.worldSize() > d.numGpus) {
+    sink.report("world-size", Severity::Error, equation);
+  } else if (degrees.worldSize() < d.numGpus) {
+    // The rest of the world must run a component: a GPU that runs nothing
+    // is a launch that waits on it, or a GPU paid for and idle. Without
+    // components on ranks of their own, the equation says it all.
+    int64_t count = 0;
+    constexpr size_t kListed = 8;
+    std::vector<int64_t> idle = idleRanks(d, kListed, count);
+    if (count > 0 && componentRankReplicas(d).empty())
+      sink.report("world-size", Severity::Error, equation);
+    else if (count > 0)
+      sink.report("world-size", Severity::Error,
+                  equation + ", and no text_encoder or vae instance runs on rank" +
+                      (count == 1 ? " " : "s ") + rankList(idle) +
+                      (count > int64_t(kListed)
+                           ? " and " + std::to_string(count - int64_t(kListed)) + " more"
+                           : std::string()) +
+                      ": every GPU runs the transformer or a component a deployment "
+                      "file places on ranks of its own");
+  }
   for (const Placement &placement : d.placements)
     for (size_t i = 0; i < placement.instances.size(); ++i)
       for (int64_t rank : placement.instances[i])
@@ -55,6 +74,32 @@ void checkWorldSize(const LegalityContext &ctx, DiagnosticSink &sink) {
     sink.report("world-size", Severity::Error,
                 "gpus_per_node " + std::to_string(*d.gpusPerNode) +
                     " does not divide num_gpus " + std::to_string(d.numGpus));
+  }
+}
+
+/// component-ranks: a rank the transformer does not use serves one
+/// replica. It votes on that replica's plan and joins that replica's
+/// groups only, so it cannot encode or decode for two.
+void checkComponentRanks(const LegalityContext &ctx, DiagnosticSink &sink) {
+  const Deployment &d = ctx.deployment;
+  const Placement &transformer = ctx.transformer();
+  for (const auto &[rank, replicas] : componentRankReplicas(d)) {
+    if (replicas.size() < 2)
+      continue;
+    auto replica = [&](int64_t r) {
+      return std::to_string(r) + (size_t(r) < transformer.instances.size()
+                                      ? " " + rankList(transformer.instances[size_t(r)])
+                                      : std::string());
+    };
+    sink.report("component-ranks", Severity::Error,
+                "rank " + std::to_string(rank) +
+                    ", which runs no transformer, serves transformer replicas " +
+                    replica(*replicas.begin()) + " and " +
+                    replica(*std::next(replicas.begin())) +
+                    " (through its text_encoder and vae instances); a rank of its own "
+                    "votes and exchanges with one replica, so give each replica its own "
+                    "ranks");
+    return;
   }
 }
 

@@ -169,8 +169,8 @@ void checkVaeRanks(const LegalityContext &ctx, DiagnosticSink &sink) {
 }
 
 /// vae-latents: a replica's final latents are gathered on its leader and
-/// scattered by rows only within the replica, so each replica's decoding
-/// ranks are its own ranks, one VAE instance per replica.
+/// scattered by rows to its decoding ranks: its own ranks, or an instance
+/// wholly on ranks that run no transformer; one VAE instance per replica.
 void checkVaeLatents(const LegalityContext &ctx, DiagnosticSink &sink) {
   const Placement *vae = patchParallelVae(ctx);
   if (!vae || !vae->explicitInstances)
@@ -186,8 +186,13 @@ void checkVaeLatents(const LegalityContext &ctx, DiagnosticSink &sink) {
                 "vae");
     return;
   }
+  TransformerRanks placed(ctx.deployment);
   for (size_t i = 0; i < vae->instances.size(); ++i) {
     const std::vector<int64_t> &replica = transformer.instances[i];
+    // On ranks of its own (a disaggregated VAE), the leader sends the
+    // latents to the instance over the replica's transfer group.
+    if (placed.onRanksOfItsOwn(vae->instances[i]))
+      continue;
     for (int64_t rank : vae->instances[i]) {
       if (std::count(replica.begin(), replica.end(), rank))
         continue;
@@ -197,7 +202,7 @@ void checkVaeLatents(const LegalityContext &ctx, DiagnosticSink &sink) {
                       ", which is not a rank of transformer replica " + std::to_string(i) +
                       " " + rankList(replica) +
                       ": the replica's final latents are gathered on its lowest rank and "
-                      "sent only to its own ranks",
+                      "sent to its own ranks, or to an instance wholly on ranks of its own",
                   "vae");
       return;
     }

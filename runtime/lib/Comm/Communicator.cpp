@@ -104,9 +104,12 @@ Communicator::Communicator(const Manifest &manifest, int64_t rank,
   if (!encoders.empty()) {
     if (encoders.size() > 1 && std::count(encoders.begin(), encoders.end(), rank))
       textTp = build("text-tp.dp" + std::to_string(replica), encoders);
+    // Encoders on ranks of their own broadcast into the replica from
+    // outside it: the group holds them too.
     std::vector<int64_t> members;
     for (const RankEntry &entry : manifest.ranks)
-      if (entry.program && entry.coords.at("dp") == replica)
+      if ((entry.program && entry.coords.at("dp") == replica) ||
+          std::count(encoders.begin(), encoders.end(), entry.rank))
         members.push_back(entry.rank);
     if (members.size() > 1 && std::count(members.begin(), members.end(), rank))
       textReplica = build("text.dp" + std::to_string(replica), members);

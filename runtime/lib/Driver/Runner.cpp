@@ -225,8 +225,10 @@ static LoadedRank load(const RunOptions &options, bool run = true) {
     for (const std::string &path : loaded.pictures->outputPaths(request.output, m.batch))
       outputs.claimOutput(flag, path);
   }
-  if (!options.savePixels.empty())
-    outputs.claimOutput("--save-pixels", options.savePixels);
+  // Each replica saves its own pixels (P.dp<d>.npy), as it writes its own
+  // output.
+  for (int64_t d = 0; d < replicas && !options.savePixels.empty(); ++d)
+    outputs.claimOutput("--save-pixels", replicaOutput(options.savePixels, d, replicas));
   if (!options.saveTextEmbeds.empty())
     outputs.claimOutput("--save-text-embeds", options.saveTextEmbeds);
   if (!options.savePooled.empty())
@@ -473,8 +475,11 @@ void runRank(const RunOptions &options) {
   }
   // The plan's text_encoder offload: every request's prompts are encoded
   // first, then the encoders are freed before the first step.
+  // Every rank with a program takes part (it receives the broadcast), and
+  // so does an encoder on ranks of its own.
+  bool joinsEncoding = !experts.empty() || encodesPrompts(m, rank);
   std::vector<std::vector<PromptEmbeddings>> offloaded;
-  if (loaded.prompts && m.textEncoderOffload && !experts.empty()) {
+  if (loaded.prompts && m.textEncoderOffload && joinsEncoding) {
     for (const Request &request : loaded.requests)
       offloaded.push_back(request.prompt ? encodeRequestPrompts(m, *loaded.prompts, request, comm)
                                          : std::vector<PromptEmbeddings>());
@@ -497,6 +502,12 @@ void runRank(const RunOptions &options) {
     std::vector<at::Tensor> givenMasks;
     if (!request.textMask.empty())
       givenMasks = readTextMask(request, m, loaded.programs);
+    // Branch 0 the prompt, the unconditional branch last: the negative
+    // prompt, "" when none is given (as the pipelines encode it).
+    std::vector<PromptEmbeddings> branches;
+    if (request.prompt && joinsEncoding)
+      branches = offloaded.empty() ? encodeRequestPrompts(m, *loaded.prompts, request, comm)
+                                   : offloaded[size_t(&request - loaded.requests.data())];
     if (!experts.empty()) {
       latents.tensor =
           request.latents.empty()
@@ -507,13 +518,8 @@ void runRank(const RunOptions &options) {
       if (!request.textEmbeds.empty())
         given = readTextEmbeds(request, m);
       if (request.prompt) {
-        // Branch 0 the prompt, the unconditional branch last: the negative
-        // prompt, "" when none is given (as the pipelines encode it). Each
-        // is encoded once and repeated over the batch, as the pipelines
-        // repeat it for num_images_per_prompt.
-        std::vector<PromptEmbeddings> branches =
-            offloaded.empty() ? encodeRequestPrompts(m, *loaded.prompts, request, comm)
-                              : offloaded[size_t(&request - loaded.requests.data())];
+        // Each branch is encoded once and repeated over the batch, as the
+        // pipelines repeat it for num_images_per_prompt.
         for (const PromptEmbeddings &encoded : branches) {
           given.push_back(encoded.text.expand({m.batch, -1, -1}).contiguous());
           givenPooled.push_back(encoded.pooled.defined()
@@ -643,8 +649,10 @@ void runRank(const RunOptions &options) {
       // The leader sends each of the replica's decoding ranks its band of
       // latent rows and gathers the pixel bands back (VaeDecodeGroup.h).
       loaded.pictures->loadParameters(uint64_t(request.seed));
-      std::string line = loaded.pictures->stage(staged, out, shape, request.output,
-                                                options.savePixels, &vae);
+      std::string pixels = options.savePixels.empty()
+                               ? std::string()
+                               : replicaOutput(options.savePixels, replica, m.axisSize("dp"));
+      std::string line = loaded.pictures->stage(staged, out, shape, request.output, pixels, &vae);
       if (leader)
         decoded.push_back(request.output + ": " + line);
       continue;

@@ -15,13 +15,17 @@ std::string replicaOutput(const std::string &output, int64_t index,
                           int64_t replicas) {
   if (replicas == 1)
     return output;
-  std::string suffix = ".dp" + std::to_string(index) + ".npy";
+  // The replica's mark goes before the extension, so OUT.png stays a
+  // picture and OUT.mp4 a video: OUT.dp1.png.
+  std::string replicaMark = ".dp" + std::to_string(index);
   size_t slash = output.find_last_of('/');
-  size_t dot = output.size() >= 4 ? output.size() - 4 : std::string::npos;
-  if (dot != std::string::npos && output.compare(dot, 4, ".npy") == 0 &&
-      (slash == std::string::npos || dot > slash + 1))
-    return output.substr(0, dot) + suffix;
-  return output + suffix;
+  for (const char *extension : {".npy", ".png", ".mp4"}) {
+    size_t dot = output.size() >= 4 ? output.size() - 4 : std::string::npos;
+    if (dot != std::string::npos && output.compare(dot, 4, extension) == 0 &&
+        (slash == std::string::npos || dot > slash + 1))
+      return output.substr(0, dot) + replicaMark + extension;
+  }
+  return output + replicaMark + ".npy";
 }
 
 static std::vector<Request> readRequestsFile(const RequestDefaults &defaults) {

@@ -117,7 +117,7 @@ int64_t Manifest::latentBlocks() const {
 
 int64_t Manifest::replicaLeader(int64_t replica) const {
   for (const RankEntry &entry : ranks)
-    if (entry.coords.at("dp") == replica)
+    if (entry.program && entry.coords.at("dp") == replica)
       return entry.rank;
   throw BadInput(path + ": no rank has dp coordinate " + std::to_string(replica));
 }
@@ -184,6 +184,9 @@ static void checkGroups(const Manifest &m, const JsonObject &top) {
                                std::to_string(axis.size));
       for (size_t i = 0; i < members.size(); ++i) {
         const RankEntry &member = m.ranks[members[i]];
+        if (!member.program)
+          groups.fail(field, "lists rank " + std::to_string(members[i]) +
+                                 ", which runs no transformer program");
         if (seen[members[i]]++)
           groups.fail(field, "lists rank " + std::to_string(members[i]) +
                                  ", which another " + axis.name +
@@ -232,7 +235,7 @@ static std::vector<std::vector<int64_t>> readReplicaGroups(const JsonObject &sec
                               " is " + std::to_string(size));
     int64_t replica = m.ranks[size_t(group.front())].coords.at("dp");
     for (int64_t rank : group) {
-      if (!m.ranks[size_t(rank)].program)
+      if (!m.ranks[size_t(rank)].program && !m.ranks[size_t(rank)].ownRanks)
         section.fail(where, "names rank " + std::to_string(rank) +
                                 ", which has no program in this plan");
       if (m.ranks[size_t(rank)].coords.at("dp") != replica)
@@ -425,8 +428,10 @@ Manifest loadManifest(const std::string &dir) {
     if (world > (1 << 20))
       mesh.fail("axes", "sizes multiply past 1048576 ranks");
   }
+  // The transformer's ranks are the mesh; a text_encoder or vae instance
+  // may hold ranks of its own beyond them (a disaggregated placement).
   int64_t numGpus = mesh.getInt("num_gpus", 1, 1 << 20);
-  if (numGpus != world)
+  if (numGpus < world)
     mesh.fail("num_gpus", "is " + std::to_string(numGpus) +
                               " but the axis sizes multiply to " +
                               std::to_string(world));
@@ -460,29 +465,58 @@ Manifest loadManifest(const std::string &dir) {
   }
 
   const json &ranks = requireList(top, "ranks");
-  if (int64_t(ranks.size()) != world)
+  if (int64_t(ranks.size()) != numGpus)
     top.fail("ranks", "lists " + std::to_string(ranks.size()) +
-                          " ranks but the mesh has " + std::to_string(world));
+                          " ranks but mesh.num_gpus is " + std::to_string(numGpus));
+  // A rank with a program sits in the mesh (coords); one without serves a
+  // replica's text encoding or VAE decode from ranks of its own, and names
+  // that replica, whose vote and groups it joins.
+  int64_t dpSize = m.axisSize("dp"), meshRanks = 0;
+  std::set<std::vector<int64_t>> taken;
   for (size_t i = 0; i < ranks.size(); ++i) {
     JsonObject r = element(top, "ranks", i);
     RankEntry entry;
-    entry.rank = r.getInt("rank", 0, world - 1);
+    entry.rank = r.getInt("rank", 0, numGpus - 1);
     if (entry.rank != int64_t(i))
       r.fail("rank", "is " + std::to_string(entry.rank) + "; expected " +
                          std::to_string(i) + " (ranks in order)");
-    JsonObject coords = r.getObject("coords");
-    for (const Axis &a : m.axes)
-      entry.coords[a.name] = coords.getInt(a.name, 0, a.size - 1);
     if (r.has("program")) {
       entry.program = r.getString("program");
       m.programEntry(*entry.program);
     }
     if (r.has("program_2")) {
+      if (!entry.program)
+        r.fail("program_2", "is given to a rank without a program");
       entry.program2 = r.getString("program_2");
       m.programEntry(*entry.program2);
     }
+    if (entry.program) {
+      if (r.has("replica"))
+        r.fail("replica", "is given to a rank with a program, whose coords.dp says its "
+                          "replica");
+      JsonObject coords = r.getObject("coords");
+      std::vector<int64_t> point;
+      for (const Axis &a : m.axes) {
+        entry.coords[a.name] = coords.getInt(a.name, 0, a.size - 1);
+        point.push_back(entry.coords[a.name]);
+      }
+      if (!taken.insert(point).second)
+        r.fail("coords", "repeat an earlier rank's; each mesh point holds one rank");
+      ++meshRanks;
+    } else {
+      if (r.has("coords"))
+        r.fail("coords", "are given to a rank without a program; it names the replica it "
+                         "serves in 'replica'");
+      for (const Axis &a : m.axes)
+        entry.coords[a.name] = 0;
+      entry.coords["dp"] = r.getInt("replica", 0, dpSize - 1);
+      entry.ownRanks = true;
+    }
     m.ranks.push_back(entry);
   }
+  if (meshRanks != world)
+    top.fail("ranks", "gives programs to " + std::to_string(meshRanks) +
+                          " ranks but the mesh has " + std::to_string(world));
 
   checkGroups(m, top);
 
@@ -541,6 +575,23 @@ Manifest loadManifest(const std::string &dir) {
     readVaeSection(top.getObject("vae"), m);
   if (top.has("text_encoder"))
     readTextEncoderSection(top.getObject("text_encoder"), m);
+  // A rank without a program works only in its replica's text encoding or
+  // VAE decode; one in neither would run nothing while the others wait.
+  for (const RankEntry &entry : m.ranks) {
+    if (!entry.ownRanks)
+      continue;
+    int64_t replica = entry.coords.at("dp");
+    std::vector<int64_t> encoders = m.textEncoders(replica);
+    std::vector<int64_t> decoders =
+        m.vaeGroups.empty() ? std::vector<int64_t>() : m.vaeDecoders(replica);
+    if (!std::count(encoders.begin(), encoders.end(), entry.rank) &&
+        !std::count(decoders.begin(), decoders.end(), entry.rank))
+      element(top, "ranks", size_t(entry.rank))
+          .fail("replica", "is " + std::to_string(replica) + ", but rank " +
+                               std::to_string(entry.rank) +
+                               " is in neither text_encoder.groups nor vae.groups of that "
+                               "replica; a rank without a program encodes or decodes for it");
+  }
   if (top.has("transformer")) {
     JsonObject transformer = top.getObject("transformer");
     m.expertOffload = transformer.getOptionalBool("expert_offload", false);

@@ -15,8 +15,8 @@ module attributes {
 
 // -----
 
-// fail: a 3-rank replica under tp 2
-// expected-error @+2 {{[world-size] num_gpus 3 does not equal dp 1 x cfg 1 x pp 1 x ring 1 x kv_gather 1 x ulysses 1 x tp 2 = 2}}
+// fail: a 3-rank replica under tp 2 (every rank runs something, so
+// world-size is quiet: the replica's size is what is wrong)
 // expected-error @+1 {{[instance-size] transformer instance 0 [0, 1, 2] has 3 ranks, but cfg 1 x pp 1 x ring 1 x kv_gather 1 x ulysses 1 x tp 2 = 2}}
 module attributes {
   dit.model = #dit.model<family = "flux", class_name = "FluxTransformer2DModel", double_blocks = 1, single_blocks = 1, num_heads = 24, head_dim = 128, hidden_size = 3072, ffn_size = 12288, text_hidden_size = 3072, text_embed_dim = 4096, in_channels = 16, out_channels = 16, patch = [1, 2, 2], vae_spatial = 8, vae_temporal = 4, seq_align = 1, experts = 1>,

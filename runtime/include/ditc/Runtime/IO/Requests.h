@@ -56,7 +56,8 @@ std::vector<Request> buildRequests(const RequestDefaults &defaults,
                                    int64_t replicas);
 
 /// "OUT.npy" for replica `index` of `replicas`: OUT.npy itself for one
-/// replica, otherwise OUT.dp<index>.npy.
+/// replica, otherwise OUT.dp<index>.npy (OUT.dp<index>.png and .mp4 for
+/// pictures; OUT.dp<index>.npy for any other name).
 std::string replicaOutput(const std::string &output, int64_t index,
                           int64_t replicas);
 

@@ -36,6 +36,9 @@ struct RankEntry {
   int64_t rank = 0;
   std::map<std::string, int64_t> coords;
   std::optional<std::string> program, program2;
+  /// A rank without a program, of a text_encoder or vae instance's own: its
+  /// coords are zero but for dp, the replica it serves (plan `replica`).
+  bool ownRanks = false;
 };
 
 struct ProgramEntry {
