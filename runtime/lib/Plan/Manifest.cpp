@@ -264,8 +264,11 @@ static void readTextEncoderSection(const JsonObject &section, Manifest &m) {
                                           "a replica's prompts are encoded by its own ranks");
   // One T5 layer has two all-reduces; 1024 layers is far beyond any encoder.
   constexpr int64_t kMaxAllReduces = 4096;
+  // Empty when the model holds no encoder graphs (a bare transformer, or
+  // Qwen-Image's encoder): tp_size is then 1 (text-encoder-heads), and a
+  // split encoder without an entry is refused when the encoders are read.
   for (const JsonObject &entry :
-       section.getObjectList("encoders", "must list each encoder's TP program", false)) {
+       section.getObjectList("encoders", "must list each encoder's TP program", true)) {
     std::string component = entry.getString("component");
     if (component != "text_encoder" && component != "text_encoder_2" &&
         component != "text_encoder_3")
