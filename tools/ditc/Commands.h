@@ -14,6 +14,7 @@
 #include "ditc/Analysis/Deployment.h"
 #include "ditc/Analysis/Legality.h"
 #include "ditc/CostModel/HardwareProfile.h"
+#include "ditc/Engines/Engine.h"
 #include "ditc/Importer/Importer.h"
 #include "ditc/Importer/LoadModel.h"
 #include "ditc/Support/ArgParser.h"
@@ -164,6 +165,41 @@ nlohmann::json diagnosticsJson(const Request &request,
                                const LegalityReport &report);
 /// The JSON report of `ditc check`, also printed by a refused compile.
 nlohmann::json checkJson(const Request &request, const LegalityReport &report);
+
+//===----------------------------------------------------------------------===//
+// Other engines' lines (EngineLines.cpp)
+//===----------------------------------------------------------------------===//
+
+extern const Flag kFromFlag;   // check --from ENGINE -- LINE
+extern const Flag kEmitFlag;   // check, compile, search --emit ENGINE
+extern const Flag kEngineFlag; // search --engine ENGINE
+
+/// `argv` split at its first "--": ditc's words, and the engine's line.
+std::pair<Argv, std::optional<Argv>> splitEngineLine(const Argv &argv);
+/// The engine `flag` names, or nullptr when it is not given; BadInput
+/// (listing the engines ditc knows) for a name it does not know.
+const engines::Engine *readEngineFlag(const ArgParser &args, const Flag &flag);
+/// The request an engine's line describes: its degrees and world as the
+/// engine derives them, its workload values under ditc's workload flags,
+/// and MODEL. `reading` gets what the engine made of the line.
+Request readEngineRequest(const ArgParser &args, const engines::Engine &engine,
+                          const Argv &words, engines::EngineReading &reading);
+/// Adds to `report` the engine's derivations (notes), its refusals and
+/// rules (errors, each with its source), and, when ditc refuses what the
+/// engine would start, a note that says so.
+void judgeWithEngine(const Request &request, LegalityReport &report,
+                     const engines::Engine &engine, const engines::EngineReading &reading);
+/// The engine's launch line for the request, or nullopt with its refusals
+/// added to `report` as errors.
+std::optional<engines::EmittedLaunch> emitForEngine(const Request &request,
+                                                    LegalityReport &report,
+                                                    const engines::Engine &engine);
+/// Whether the engine can run the configuration (its emit refuses nothing).
+bool engineAccepts(const engines::Engine &engine, const Deployment &deployment,
+                   const ModelSpec &spec, const Workload &workload);
+nlohmann::json launchJson(const engines::Engine &engine, const engines::EmittedLaunch &launch);
+/// "xdit (xDiT at 175e0bf): torchrun ..."
+void printLaunch(const engines::Engine &engine, const engines::EmittedLaunch &launch);
 
 } // namespace ditc
 

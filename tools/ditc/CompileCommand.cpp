@@ -40,7 +40,7 @@ const Flag kUlyssesHeadGroups =
 std::vector<FlagGroup> compileFlags() {
   return {parallelFlags(), workloadFlags(),
           commonFlags({&kOutput, &kDtypeFlag, &kSummary, &kPerRank,
-                       &kNoBatchBranches, &kUlyssesHeadGroups})};
+                       &kNoBatchBranches, &kUlyssesHeadGroups, &kEmitFlag})};
 }
 
 } // namespace
@@ -78,6 +78,12 @@ int runCompile(const Argv &argv) {
   mlir::MLIRContext context(registry);
   mlir::OwningOpRef<mlir::ModuleOp> module;
   LegalityReport report = checkRequest(context, request, module, elementType);
+  // --emit ENGINE: an engine that cannot run the configuration refuses it
+  // before anything is written.
+  const engines::Engine *emit = readEngineFlag(args, kEmitFlag);
+  std::optional<engines::EmittedLaunch> launch;
+  if (emit && report.legal())
+    launch = emitForEngine(request, report, *emit);
   if (!report.legal()) {
     if (format == Format::Json) {
       nlohmann::json refusal = checkJson(request, report);
@@ -128,7 +134,8 @@ int runCompile(const Argv &argv) {
                {"plan_dir", escapeInvalidUtf8(*output)},
                {"plan_hash", hash},
                {"programs", plan->manifest["programs"]},
-               {"diagnostics", diagnosticsJson(request, report)}});
+               {"diagnostics", diagnosticsJson(request, report)},
+               {"emit", launch ? launchJson(*emit, *launch) : nlohmann::json(nullptr)}});
     return 0;
   }
   // What the check said about a legal configuration still holds for
@@ -145,6 +152,8 @@ int runCompile(const Argv &argv) {
     llvm::outs() << " (--expert-offload: one expert resident at a time)";
   llvm::outs() << ", plan " << hash.substr(0, 16) << ", written to "
                << escapeInvalidUtf8(*output) << "\n";
+  if (launch)
+    printLaunch(*emit, *launch);
   return 0;
 }
 

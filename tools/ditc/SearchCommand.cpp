@@ -53,7 +53,8 @@ std::vector<FlagGroup> searchFlags() {
   return {{"search flags",
            {&kNumGpus, &kGpusPerNode, &kHardware, &kObjective, &kTop,
             &kBackend, &kDtypeFlag, &kFormat}},
-          workloadFlags()};
+          workloadFlags(),
+          {"other engines (docs/engines.md)", {&kEngineFlag, &kEmitFlag}}};
 }
 
 /// The flags that reproduce `config` with ditc compile.
@@ -242,7 +243,42 @@ int runSearch(const std::vector<std::string> &argv) {
   if (mlir::failed(found))
     throw InternalError("the partition passes failed on a configuration the "
                         "legality rules accept (diagnostics on stderr)");
-  const SearchResult &result = *found;
+  SearchResult &result = *found;
+  // A configuration as a deployment, for the engines' rules.
+  auto deploymentOf = [&](const RankedConfiguration &c) {
+    ParallelFlags flags;
+    flags.numGpus = options.numGpus;
+    flags.gpusPerNode = options.gpusPerNode;
+    flags.dp = c.config.degrees[Axis::DP];
+    flags.cfg = c.config.degrees[Axis::CFG];
+    flags.pp = c.config.degrees[Axis::PP];
+    flags.tp = c.config.degrees[Axis::TP];
+    flags.ulysses = c.config.degrees[Axis::Ulysses];
+    flags.ring = c.config.degrees[Axis::Ring];
+    flags.kvGather = c.config.degrees[Axis::KVGather];
+    flags.backend = args.get(kBackend);
+    return deploymentFromFlags(flags);
+  };
+  // --engine ENGINE: only what that engine can run is ranked.
+  if (const engines::Engine *engine = readEngineFlag(args, kEngineFlag))
+    result.ranked.erase(std::remove_if(result.ranked.begin(), result.ranked.end(),
+                                       [&](const RankedConfiguration &c) {
+                                         return !engineAccepts(*engine, deploymentOf(c),
+                                                               spec, workload);
+                                       }),
+                        result.ranked.end());
+  const engines::Engine *emit = readEngineFlag(args, kEmitFlag);
+  // The launch line of a row, or why the engine cannot run it.
+  auto launchOf = [&](const RankedConfiguration &c) -> nlohmann::json {
+    Deployment deployment = deploymentOf(c);
+    std::vector<engines::EngineFinding> refusals;
+    engines::EmittedLaunch launch =
+        emit->emit({deployment, spec, workload, std::nullopt}, refusals);
+    if (!refusals.empty())
+      return {{"engine", emit->name()}, {"refused", refusals.front().rule},
+              {"message", refusals.front().message}};
+    return launchJson(*emit, launch);
+  };
   size_t shown = std::min(topCount, result.ranked.size());
   std::string why = result.ranked.size() >= 2
                         ? explainWin(result.ranked[0], result.ranked[1])
@@ -270,12 +306,20 @@ int runSearch(const std::vector<std::string> &argv) {
         {"shapes", result.shapes},
         {"shapes_priced", result.shapesPriced},
         {"configurations", nlohmann::json::array()}};
-    for (size_t i = 0; i < shown; ++i)
+    for (size_t i = 0; i < shown; ++i) {
       out["configurations"].push_back(rankedJson(
           result.ranked[i], options.numGpus, options.gpusPerNode));
+      if (emit)
+        out["configurations"].back()["emit"] = launchOf(result.ranked[i]);
+    }
     if (!why.empty())
       out["why"] = why;
-    if (result.ranked.empty())
+    if (result.ranked.empty() && args.has(kEngineFlag))
+      out.update(errorJson("no-configuration",
+                           "no configuration of " + escapeInvalidUtf8(spec.name) + " on " +
+                               std::to_string(options.numGpus) + " GPUs that " +
+                               *args.get(kEngineFlag) + " can run fits"));
+    else if (result.ranked.empty())
       out.update(errorJson("no-configuration",
                            "no legal configuration of " +
                                escapeInvalidUtf8(spec.name) + " on " +
@@ -324,7 +368,11 @@ int runSearch(const std::vector<std::string> &argv) {
   if (result.ranked.empty()) {
     for (auto &[rule, count] : result.rejectedByRule)
       llvm::outs() << "rejected by " << rule << ": " << count << "\n";
-    llvm::outs() << "no legal configuration fits\n";
+    if (args.has(kEngineFlag))
+      llvm::outs() << "no legal configuration that " << *args.get(kEngineFlag)
+                   << " can run fits\n";
+    else
+      llvm::outs() << "no legal configuration fits\n";
     return 1;
   }
   llvm::outs() << "\n  #  step ms  compute  communication            bubble  "
@@ -345,6 +393,15 @@ int runSearch(const std::vector<std::string> &argv) {
                  << configurationFlags(c, options.numGpus,
                                        options.gpusPerNode)
                  << "\n";
+    if (emit) {
+      nlohmann::json launch = launchOf(c);
+      llvm::outs() << "     " << emit->name() << ": "
+                   << (launch.contains("line")
+                           ? launch["line"].get<std::string>()
+                           : "refused [" + launch["refused"].get<std::string>() + "]: " +
+                                 launch["message"].get<std::string>())
+                   << "\n";
+    }
   }
   if (!why.empty())
     llvm::outs() << "\nwhy #1: " << why << "\n";

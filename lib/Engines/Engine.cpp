@@ -1,0 +1,89 @@
+//===- Engine.cpp - the engines ditc speaks, and what they share ----------===//
+#include "ditc/Engines/Engine.h"
+#include "Engines.h"
+#include "ditc/Support/BadInput.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+namespace ditc::engines {
+
+const EngineRule &Engine::rule(const std::string &id) const {
+  for (const EngineRule &rule : rules())
+    if (rule.id == id)
+      return rule;
+  throw std::logic_error(name() + " has no rule '" + id + "'");
+}
+
+const std::vector<const Engine *> &knownEngines() {
+  static const std::vector<const Engine *> engines = {&sglangEngine(), &vllmOmniEngine(), &xditEngine(),
+                                                      &diffusersEngine()};
+  return engines;
+}
+
+const Engine &findEngine(const std::string &where, const std::string &name) {
+  std::string known;
+  for (const Engine *engine : knownEngines()) {
+    if (engine->name() == name)
+      return *engine;
+    known += (known.empty() ? "" : ", ") + engine->name();
+  }
+  badFlag(where, name,
+          where + " '" + name + "' is not an engine ditc knows; known engines: " + known);
+}
+
+std::string shellLine(const std::vector<std::string> &words) {
+  std::string out;
+  for (const std::string &word : words) {
+    bool plain = !word.empty() &&
+                 std::all_of(word.begin(), word.end(), [](unsigned char c) {
+                   return std::isalnum(c) || std::string("_./=:,@%+-").find(char(c)) !=
+                                                 std::string::npos;
+                 });
+    std::string quoted = "'";
+    for (char c : word)
+      quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    quoted += "'";
+    out += (out.empty() ? "" : " ") + (plain ? word : quoted);
+  }
+  return out;
+}
+
+std::string familyOf(const ModelSpec &spec) { return spec.family.name; }
+
+std::string modelWord(const ModelSpec &spec) {
+  if (std::optional<BundledModel> bundled = findBundledModel(spec.name)) {
+    std::vector<std::string> ids = bundledRepoIds(*bundled);
+    if (!ids.empty())
+      return ids.front();
+  }
+  return spec.name;
+}
+
+void appendWorkload(std::vector<std::string> &argv, const EngineTarget &target,
+                    char separator) {
+  auto flag = [&](std::string name) {
+    std::replace(name.begin(), name.end(), '-', separator);
+    return "--" + name;
+  };
+  const Workload &w = target.workload;
+  argv.insert(argv.end(), {flag("height"), std::to_string(w.height), flag("width"),
+                           std::to_string(w.width)});
+  if (target.spec.family.video)
+    argv.insert(argv.end(), {flag("num-frames"), std::to_string(w.frames)});
+  argv.insert(argv.end(), {flag("num-inference-steps"), std::to_string(w.steps),
+                           flag("guidance-scale"), formatScale(w.guidanceScale)});
+}
+
+std::string formatScale(double scale) {
+  char text[32];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(text, sizeof text, "%.*g", digits, scale);
+    if (std::strtod(text, nullptr) == scale)
+      break;
+  }
+  return text;
+}
+
+} // namespace ditc::engines

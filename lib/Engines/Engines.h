@@ -1,0 +1,30 @@
+//===- Engines.h - the engine vocabularies, and what they share -*- C++ -*-===//
+#ifndef DITC_LIB_ENGINES_ENGINES_H
+#define DITC_LIB_ENGINES_ENGINES_H
+
+#include "ditc/Engines/Engine.h"
+
+namespace ditc::engines {
+
+const Engine &sglangEngine();
+const Engine &vllmOmniEngine();
+const Engine &xditEngine();
+const Engine &diffusersEngine();
+
+/// The diffusers family name of the model ("wan", "flux", "hunyuan_video").
+std::string familyOf(const ModelSpec &spec);
+/// How a launch line names the model: its first Hugging Face id when it is
+/// bundled with one, else ditc's name for it.
+std::string modelWord(const ModelSpec &spec);
+/// A guidance scale as a flag value: the shortest text that reads back as
+/// the same double.
+std::string formatScale(double scale);
+/// The workload as a launch line's sampling flags: --height, --width,
+/// --num-frames (a video model), --num-inference-steps and --guidance-scale,
+/// their words joined by `separator` ('-' or '_').
+void appendWorkload(std::vector<std::string> &argv, const EngineTarget &target,
+                    char separator);
+
+} // namespace ditc::engines
+
+#endif // DITC_LIB_ENGINES_ENGINES_H
