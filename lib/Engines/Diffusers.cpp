@@ -254,9 +254,9 @@ public:
       reading.refusals.push_back(
           {"diffusers-cp-tp", "Combining context parallelism and tensor parallelism in a "
                               "single `ParallelConfig` is not supported."});
-    int64_t product = std::max<int64_t>(ring, 1) * std::max<int64_t>(ulysses, 1) *
-                      std::max<int64_t>(tpDegree, 1);
-    int64_t world = product;
+    int64_t degrees = product({std::max<int64_t>(ring, 1), std::max<int64_t>(ulysses, 1),
+                               std::max<int64_t>(tpDegree, 1)});
+    int64_t world = degrees;
     if (const json *given = field(config, "world_size")) {
       if (!given->is_number_integer() || given->get<int64_t>() < 1 ||
           given->get<int64_t>() > (1 << 20))
@@ -267,7 +267,7 @@ public:
       reading.derivations.push_back("world " + std::to_string(world) +
                                     ": no world_size, so the product of the degrees");
     }
-    if (product > world)
+    if (degrees > world)
       reading.refusals.push_back(
           {"diffusers-world-size", "The product of `ring_degree` (" + std::to_string(ring) +
                                        ") and `ulysses_degree` (" + std::to_string(ulysses) +

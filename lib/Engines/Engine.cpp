@@ -76,6 +76,19 @@ void appendWorkload(std::vector<std::string> &argv, const EngineTarget &target,
                            flag("guidance-scale"), formatScale(w.guidanceScale)});
 }
 
+int64_t product(std::initializer_list<int64_t> factors) {
+  constexpr __int128 kLimit = __int128(1) << 62;
+  __int128 out = 1;
+  for (int64_t factor : factors) {
+    out *= factor;
+    if (out > kLimit)
+      out = kLimit;
+    if (out < -kLimit)
+      out = -kLimit;
+  }
+  return int64_t(out);
+}
+
 std::string formatScale(double scale) {
   char text[32];
   for (int digits = 1; digits <= 17; ++digits) {

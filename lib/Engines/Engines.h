@@ -4,6 +4,8 @@
 
 #include "ditc/Engines/Engine.h"
 
+#include <initializer_list>
+
 namespace ditc::engines {
 
 const Engine &sglangEngine();
@@ -16,6 +18,10 @@ std::string familyOf(const ModelSpec &spec);
 /// How a launch line names the model: its first Hugging Face id when it is
 /// bundled with one, else ditc's name for it.
 std::string modelWord(const ModelSpec &spec);
+/// The product of `factors`, saturated at +-2^62: a line's degrees may be
+/// absurd (each up to 2^20), and their product must not overflow.
+int64_t product(std::initializer_list<int64_t> factors);
+
 /// A guidance scale as a flag value: the shortest text that reads back as
 /// the same double.
 std::string formatScale(double scale);

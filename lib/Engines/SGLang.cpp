@@ -165,7 +165,7 @@ public:
     int64_t cfg = 1;
     if (!cfgOn) {
       const int64_t degree = 2; // auto_cfg_parallel_degree_by_num_gpus' default
-      if (mode != "manual" && usesCfg && n >= 2 && n % (dp * tp * degree) == 0 && !sp &&
+      if (mode != "manual" && usesCfg && n >= 2 && n % product({dp, tp, degree}) == 0 && !sp &&
           !ulysses && !ring) {
         cfgOn = true;
         cfg = degree;
@@ -182,7 +182,7 @@ public:
         cfg = 1;
     }
     if (!sp) {
-      int64_t groups = dp * tp * cfg;
+      int64_t groups = product({dp, tp, cfg});
       sp = n % groups == 0 ? n / groups : 1;
       if (*sp > 1)
         reading.derivations.push_back("sp " + std::to_string(*sp) + " from --num-gpus " +
@@ -239,22 +239,23 @@ public:
       refuse("sglang-divisibility", "num_gpus (" + std::to_string(n) +
                                         ") must be divisible by dp_size (" +
                                         std::to_string(dp) + ")");
-    int64_t groups = dp * tp * (*cfgOn ? cfg : 1);
+    int64_t groups = product({dp, tp, *cfgOn ? cfg : 1});
     if (n % groups != 0)
       refuse("sglang-divisibility",
              "num_gpus (" + std::to_string(n) + ") must be divisible by (dp_size * tp_size" +
                  (*cfgOn ? " * " + std::to_string(cfg) : std::string()) + ") = " +
                  std::to_string(groups));
     int64_t effectiveU = kv > 1 ? kv : u;
-    if (*sp != r * effectiveU)
+    if (*sp != product({r, effectiveU}))
       refuse("sglang-sp-product", "sp_degree (" + std::to_string(*sp) +
                                       ") must equal ring_degree * ulysses_degree (" +
                                       std::to_string(r) + " * " + std::to_string(effectiveU) +
-                                      " = " + std::to_string(r * effectiveU) + ")");
-    int64_t product = dp * cfg * tp * *sp;
-    if (product != n)
+                                      " = " + std::to_string(product({r, effectiveU})) +
+                                      ")");
+    int64_t filled = product({dp, cfg, tp, *sp});
+    if (filled != n)
       refuse("sglang-world-size",
-             "dp x cfg x tp x sp = " + std::to_string(product) + " of num_gpus " +
+             "dp x cfg x tp x sp = " + std::to_string(filled) + " of num_gpus " +
                  std::to_string(n) +
                  ": ServerArgs accepts it (each degree divides num_gpus), but the ranks "
                  "outside the groups fail GroupCoordinator's assertion at start");

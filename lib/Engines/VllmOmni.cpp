@@ -304,9 +304,9 @@ private:
       if (reading.refusals.empty())
         reading.refusals.push_back({rule, message});
     };
-    int64_t expectedSp = c.allgather > 1 ? c.allgather : c.ulysses * c.ring;
+    int64_t expectedSp = c.allgather > 1 ? c.allgather : product({c.ulysses, c.ring});
     int64_t sp = c.sp.value_or(expectedSp);
-    int64_t other = c.pp * c.dp.value_or(1) * c.tp * sp * c.cfg;
+    int64_t other = product({c.pp, c.dp.value_or(1), c.tp, sp, c.cfg});
     int64_t world = other;
     if (c.hsdp) {
       std::string bad;
@@ -326,11 +326,11 @@ private:
                                      ") must evenly divide world_size (" +
                                      std::to_string(other) + ") when shard_size is -1.");
       else if (c.hsdpShard != -1 && other == 1)
-        world = c.hsdpReplicate * c.hsdpShard;
-      else if (c.hsdpShard != -1 && c.hsdpReplicate * c.hsdpShard != other)
+        world = product({c.hsdpReplicate, c.hsdpShard});
+      else if (c.hsdpShard != -1 && product({c.hsdpReplicate, c.hsdpShard}) != other)
         refuse("vllm-omni-hsdp", "HSDP dimensions (" + std::to_string(c.hsdpReplicate) +
                                      " × " + std::to_string(c.hsdpShard) + " = " +
-                                     std::to_string(c.hsdpReplicate * c.hsdpShard) +
+                                     std::to_string(product({c.hsdpReplicate, c.hsdpShard})) +
                                      ") must equal world_size from other parallelism (" +
                                      std::to_string(other) + ")");
       reading.derivations.push_back("HSDP shards the weights over the ranks; ditc does not "
@@ -366,7 +366,7 @@ private:
         refuse("vllm-omni-hsdp", "WORLD size (" + std::to_string(n) + ") must equal HSDP size");
       dp = 1;
     } else {
-      int64_t nonDp = c.pp * c.tp * sp * c.cfg;
+      int64_t nonDp = product({c.pp, c.tp, sp, c.cfg});
       if (nonDp > 0 && n % nonDp != 0) {
         refuse("vllm-omni-world-size", "WORLD size (" + std::to_string(n) +
                                            ") must be divisible by non-DP parallel size (" +

@@ -181,9 +181,9 @@ public:
       reading.derivations.push_back("world " + std::to_string(world) +
                                     " from --ray_world_size (--use_ray)");
     } else if (runnerCommand) {
-      world = std::max<int64_t>(dp, 1) * cfg * std::max<int64_t>(ulysses, 1) *
-              std::max<int64_t>(ring, 1) * std::max<int64_t>(tp, 1) *
-              std::max<int64_t>(pp, 1);
+      world = product({std::max<int64_t>(dp, 1), cfg, std::max<int64_t>(ulysses, 1),
+                       std::max<int64_t>(ring, 1), std::max<int64_t>(tp, 1),
+                       std::max<int64_t>(pp, 1)});
       reading.derivations.push_back("world " + std::to_string(world) +
                                     ": the xdit command starts as many processes as the "
                                     "degrees multiply to (xfuser/cli.py:27-60)");
@@ -210,16 +210,16 @@ public:
       reading.derivations.push_back(std::to_string(vaeRanks) +
                                     " VAE rank(s) of their own are left out: ditc judges "
                                     "the " + std::to_string(dit) + " DiT ranks");
-    int64_t product = dp * cfg * ulysses * ring * tp * pp;
-    if (dp >= 1 && dp * cfg > dit)
+    int64_t degrees = product({dp, cfg, ulysses, ring, tp, pp});
+    if (dp >= 1 && product({dp, cfg}) > dit)
       reading.refusals.push_back(
           {"xdit-dp-cfg", "dp_degree * cfg_degree must be less than or equal to "
                           "dit_parallel_size because of classifier free guidance (" +
                               std::to_string(dp) + " x " + std::to_string(cfg) + " > " +
                               std::to_string(dit) + ")"});
-    else if (product != dit)
+    else if (degrees != dit)
       reading.refusals.push_back(
-          {"xdit-world-size", "parallel_world_size " + std::to_string(product) +
+          {"xdit-world-size", "parallel_world_size " + std::to_string(degrees) +
                                   " must be equal to dit_parallel_size " +
                                   std::to_string(dit) + " (dp " + std::to_string(dp) +
                                   " x cfg " + std::to_string(cfg) + " x ulysses " +

@@ -79,6 +79,25 @@ Request readEngineRequest(const ArgParser &args, const Engine &engine, const Arg
   request.spec = loadModel(args.positional()[0]);
   reading = engine.read(words, request.spec);
   // The line's workload values; ditc's own workload flags override them.
+  // The engine may read absurd degrees (it refuses them itself, or not);
+  // ditc judges what a cluster can hold.
+  constexpr int64_t kMaxDegree = 4096, kMaxWorld = int64_t(1) << 20;
+  const ParallelFlags &f = reading.flags;
+  for (auto [axis, degree] : {std::pair<const char *, std::optional<int64_t>>{"dp", f.dp},
+                              {"cfg", f.cfg},
+                              {"pp", f.pp},
+                              {"tp", f.tp},
+                              {"ulysses", f.ulysses},
+                              {"ring", f.ring},
+                              {"kv_gather", f.kvGather}})
+    if (degree && *degree > kMaxDegree)
+      badFlag(kFromFlag.name, engine.name(),
+              "the " + engine.name() + " line gives " + axis + " " + std::to_string(*degree) +
+                  "; ditc judges degrees of 1 to " + std::to_string(kMaxDegree));
+  if (f.numGpus && *f.numGpus > kMaxWorld)
+    badFlag(kFromFlag.name, engine.name(),
+            "the " + engine.name() + " line runs " + std::to_string(*f.numGpus) +
+                " ranks; ditc judges worlds of at most " + std::to_string(kMaxWorld));
   WorkloadOptions workload = reading.workload;
   WorkloadOptions flags = readWorkloadFlags(args);
   for (auto [mine, theirs] :
