@@ -154,7 +154,8 @@ public:
       const json *value = field(object, key);
       if (!value)
         return std::nullopt;
-      if (!value->is_number_integer())
+      if (!value->is_number_integer() ||
+          (value->is_number_unsigned() && value->get<uint64_t>() > (1u << 20)))
         throw BadInput(where + ": " + owner + "." + key + " is " + describeJson(*value) +
                        ", expected an integer");
       int64_t v = value->get<int64_t>();
@@ -258,7 +259,9 @@ public:
                                std::max<int64_t>(tpDegree, 1)});
     int64_t world = degrees;
     if (const json *given = field(config, "world_size")) {
-      if (!given->is_number_integer() || given->get<int64_t>() < 1 ||
+      if (!given->is_number_integer() ||
+          (given->is_number_unsigned() && given->get<uint64_t>() > (1u << 20)) ||
+          given->get<int64_t>() < 1 ||
           given->get<int64_t>() > (1 << 20))
         throw BadInput(where + ": world_size is " + describeJson(*given) +
                        ", expected the number of torchrun processes (1 to 1048576)");
@@ -368,7 +371,7 @@ public:
     }
     config["world_size"] = target.deployment.numGpus;
     std::string text = config.dump();
-    return {{text}, text};
+    return {{text}, shellLine({text})};
   }
 };
 

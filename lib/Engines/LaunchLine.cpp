@@ -52,10 +52,14 @@ FlagTable::FlagTable(std::string engine, std::vector<FlagSpec> flags,
       dashesAreUnderscores(dashesAreUnderscores) {}
 
 std::string FlagTable::normalize(const std::string &flag) const {
-  if (!dashesAreUnderscores || flag.size() < 3)
+  if (!dashesAreUnderscores)
     return flag;
-  std::string out = "--";
-  for (size_t i = 2; i < flag.size(); ++i)
+  // The leading dashes stay ("-tp" is not "--tp"); the rest fold.
+  size_t lead = flag.find_first_not_of('-');
+  if (lead == std::string::npos)
+    return flag;
+  std::string out = flag.substr(0, lead);
+  for (size_t i = lead; i < flag.size(); ++i)
     out += flag[i] == '-' ? '_' : flag[i];
   return out;
 }
@@ -108,13 +112,15 @@ GivenFlags FlagTable::read(const std::vector<std::string> &words, size_t begin, 
                   (near.empty() ? "; docs/engines.md lists the flags ditc reads"
                                 : hint + "?"));
     }
-    std::vector<std::string> &values = given.values[flag->name];
+    std::vector<std::string> &values =
+        given.values[flag->aliasOf.empty() ? flag->name : flag->aliasOf];
     switch (flag->arity) {
     case Arity::Switch:
+      // argparse's store_true refuses a value ("ignored explicit argument").
       if (inlineValue)
-        values.push_back(*inlineValue);
-      else
-        values.clear();
+        badFlag(spelled, *inlineValue,
+                where + ": " + spelled + " takes no value (it is a switch)");
+      values.clear();
       break;
     case Arity::Value:
       if (inlineValue) {

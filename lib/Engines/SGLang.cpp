@@ -29,11 +29,13 @@ const FlagTable &sglangFlags() {
           {"--num-gpus"}, {"--tp-size"}, {"--sp-degree"}, {"--ulysses-degree"},
           {"--ring-degree"}, {"--kv-gather-degree"},
           {"--enable-cfg-parallel", Arity::Optional}, {"--cfg-parallel-size"},
-          {"--data-parallel-size"}, {"--dp-size"}, {"--dp"}, {"--encoder-parallel"},
+          {"--data-parallel-size"}, {"--dp-size", Arity::Value, "--data-parallel-size"},
+          {"--dp", Arity::Value, "--data-parallel-size"}, {"--encoder-parallel"},
           {"--vae-sp", Arity::Optional}, {"--hsdp-replicate-dim"}, {"--hsdp-shard-dim"},
           {"--use-fsdp-inference", Arity::Optional}, {"--dist-timeout"}, {"--nnodes"},
           {"--node-rank"}, {"--dist-init-addr"}, {"--base-gpu-id"}, {"--gpu-ids", Arity::List},
-          {"--enable-nccl-nvls", Arity::Optional}, {"--performance-mode"}, {"--mode"},
+          {"--enable-nccl-nvls", Arity::Optional}, {"--performance-mode"},
+          {"--mode", Arity::Value, "--performance-mode"},
           {"--attention-backend"},
           // The workload (sampling_params.py).
           {"--model-path"}, {"--height"}, {"--width"}, {"--num-frames"},
@@ -120,7 +122,11 @@ public:
           throw BadInput(where + ": expected 'sglang generate ...' or 'sglang serve ...'");
         serve = words[1] == "serve";
         begin = 2;
-      } else if (program.rfind("python", 0) == 0 && words.size() > 3 && words[1] == "-m") {
+      } else if (program.rfind("python", 0) == 0 && words.size() > 1 && words[1] == "-m") {
+        if (words.size() < 4 || (words[3] != "generate" && words[3] != "serve"))
+          throw BadInput(where + ": expected 'python -m "
+                                 "sglang.multimodal_gen.runtime.entrypoints.cli.main "
+                                 "generate|serve ...'");
         serve = words[3] == "serve";
         begin = 4;
       }
@@ -143,10 +149,7 @@ public:
     if (n <= 0)
       throw BadInput(where + ": Number of gpus must be positive (--num-gpus " +
                      std::to_string(n) + ")");
-    int64_t dp = 1;
-    for (const char *flag : {"--data-parallel-size", "--dp-size", "--dp"})
-      if (auto v = given.getInt(flag, 1, 1 << 20))
-        dp = *v;
+    int64_t dp = given.getInt("--data-parallel-size", 1, 1 << 20).value_or(1);
     std::optional<int64_t> sp = given.getInt("--sp-degree", 1, 1 << 20);
     std::optional<int64_t> ulysses = given.getInt("--ulysses-degree", 1, 1 << 20);
     std::optional<int64_t> ring = given.getInt("--ring-degree", 1, 1 << 20);
@@ -158,7 +161,11 @@ public:
     std::optional<int64_t> cfgSize = given.getInt("--cfg-parallel-size", 1, 1 << 20);
     if (cfgSize)
       cfgOn = *cfgSize > 1;
-    std::string mode = given.get("--performance-mode").value_or(given.get("--mode").value_or("auto"));
+    std::string mode = given.get("--performance-mode").value_or("auto");
+    if (mode != "auto" && mode != "manual" && mode != "speed" && mode != "memory")
+      badFlag("--performance-mode", mode,
+              where + ": --performance-mode '" + mode +
+                  "' is not one of manual, auto, speed, memory (argparse choices)");
     // The model runs CFG by default: a negative prompt and guidance above 1
     // in its default sampling params (_model_default_uses_cfg, 1556-1573).
     bool usesCfg = spec.family.branches > 1 && spec.family.defaultGuidance > 1;

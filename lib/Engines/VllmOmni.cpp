@@ -55,13 +55,16 @@ const FlagTable &omniFlags() {
       "vLLM-Omni",
       {
           // Parallelism (serve.py:420-800 and vLLM's parser).
-          {"--num-gpus"}, {"--usp"}, {"--ulysses-degree"}, {"--ulysses-mode"},
-          {"--ring"}, {"--ring-degree"}, {"--allgather-degree"},
+          {"--num-gpus"}, {"--usp", Arity::Value, "--ulysses-degree"}, {"--ulysses-degree"},
+          {"--ulysses-mode"}, {"--ring", Arity::Value, "--ring-degree"}, {"--ring-degree"},
+          {"--allgather-degree"},
           {"--use-hsdp", Arity::Switch}, {"--hsdp-shard-size"}, {"--hsdp-replicate-size"},
           {"--cfg-parallel-size"}, {"--vae-patch-parallel-size"},
           {"--text-encoder-tp-size"}, {"--vae-parallel-mode"},
-          {"--tensor-parallel-size"}, {"-tp"}, {"--pipeline-parallel-size"}, {"-pp"},
-          {"--data-parallel-size"}, {"-dp"}, {"--enable-expert-parallel", Arity::Switch},
+          {"--tensor-parallel-size"}, {"-tp", Arity::Value, "--tensor-parallel-size"},
+          {"--pipeline-parallel-size"}, {"-pp", Arity::Value, "--pipeline-parallel-size"},
+          {"--data-parallel-size"}, {"-dp", Arity::Value, "--data-parallel-size"},
+          {"--enable-expert-parallel", Arity::Switch},
           {"--ulysses-a2a-permute", Arity::Switch},
           {"--no-ulysses-a2a-permute", Arity::Switch},
           // Accepted and ignored (serve.py:216-864 and vLLM's server flags).
@@ -208,13 +211,13 @@ private:
       return value;
     };
     c.numGpus = given.getInt("--num-gpus", -(1 << 20), 1 << 20);
-    c.ulysses = degree({"--usp", "--ulysses-degree"}).value_or(1);
-    c.ring = degree({"--ring", "--ring-degree"}).value_or(1);
+    c.ulysses = degree({"--ulysses-degree"}).value_or(1);
+    c.ring = degree({"--ring-degree"}).value_or(1);
     c.allgather = degree({"--allgather-degree"}).value_or(1);
     c.cfg = degree({"--cfg-parallel-size"}).value_or(1);
-    c.tp = degree({"--tensor-parallel-size", "-tp"}).value_or(1);
-    c.pp = degree({"--pipeline-parallel-size", "-pp"}).value_or(1);
-    c.dp = degree({"--data-parallel-size", "-dp"});
+    c.tp = degree({"--tensor-parallel-size"}).value_or(1);
+    c.pp = degree({"--pipeline-parallel-size"}).value_or(1);
+    c.dp = degree({"--data-parallel-size"});
     c.hsdp = given.isOn("--use-hsdp");
     c.hsdpShard = given.getInt("--hsdp-shard-size", -1, 1 << 20).value_or(-1);
     c.hsdpReplicate = given.getInt("--hsdp-replicate-size", -(1 << 20), 1 << 20).value_or(1);
@@ -255,8 +258,8 @@ private:
       auto it = found->find(key);
       if (it == found->end() || it->is_null())
         return std::nullopt;
-      if (!it->is_number_integer() || it->get<int64_t>() < -(1 << 20) ||
-          it->get<int64_t>() > (1 << 20))
+      if (!it->is_number_integer() || (it->is_number_unsigned() && it->get<uint64_t>() > (1u << 20)) ||
+          it->get<int64_t>() < -(1 << 20) || it->get<int64_t>() > (1 << 20))
         throw BadInput(where + ": DiffusionParallelConfig." + key + " is " +
                        describeJson(*it) + ", expected an integer");
       return it->get<int64_t>();
@@ -290,8 +293,8 @@ private:
       c.ulyssesMode = it->get<std::string>();
     }
     if (auto it = config.find("num_gpus"); it != config.end() && !it->is_null()) {
-      if (!it->is_number_integer() || it->get<int64_t>() < -(1 << 20) ||
-          it->get<int64_t>() > (1 << 20))
+      if (!it->is_number_integer() || (it->is_number_unsigned() && it->get<uint64_t>() > (1u << 20)) ||
+          it->get<int64_t>() < -(1 << 20) || it->get<int64_t>() > (1 << 20))
         throw BadInput(where + ": num_gpus is " + describeJson(*it) + ", expected an integer");
       c.numGpus = it->get<int64_t>();
     }
@@ -317,6 +320,12 @@ private:
           bad += std::string(bad.empty() ? "" : ", ") + name;
       if (!bad.empty())
         refuse("vllm-omni-hsdp", "HSDP (FSDP2) is not compatible with " + bad);
+      else if (c.hsdpReplicate <= 0)
+        refuse("vllm-omni-hsdp", "hsdp_replicate_size must be > 0 (got " +
+                                     std::to_string(c.hsdpReplicate) + ")");
+      else if (c.hsdpShard == 0 || c.hsdpShard < -1)
+        refuse("vllm-omni-hsdp", "HSDP shard size must be > 0 (got " +
+                                     std::to_string(c.hsdpShard) + ")");
       else if (c.hsdpShard == -1 && other == 1)
         refuse("vllm-omni-hsdp", "Cannot auto-calculate hsdp_shard_size when other "
                                  "parallelism is all 1");
@@ -362,8 +371,14 @@ private:
     if (n <= 0) {
       refuse("vllm-omni-world-size", "WORLD size must be > 0, but got " + std::to_string(n));
     } else if (c.hsdp) {
-      if (n != c.hsdpReplicate * std::max<int64_t>(c.hsdpShard, 1) && c.hsdpShard != -1)
-        refuse("vllm-omni-hsdp", "WORLD size (" + std::to_string(n) + ") must equal HSDP size");
+      // The shard size, resolved: other / replicate when automatic.
+      int64_t shard = c.hsdpShard == -1 && c.hsdpReplicate > 0 ? other / c.hsdpReplicate
+                                                               : c.hsdpShard;
+      int64_t size = product({c.hsdpReplicate, shard});
+      if (n != size)
+        refuse("vllm-omni-hsdp", "WORLD size (" + std::to_string(n) + ") must equal HSDP size (" +
+                                     std::to_string(c.hsdpReplicate) + " x " +
+                                     std::to_string(shard) + " = " + std::to_string(size) + ")");
       dp = 1;
     } else {
       int64_t nonDp = product({c.pp, c.tp, sp, c.cfg});

@@ -146,7 +146,8 @@ public:
                words[0].substr(words[0].find_last_of('/') + 1) == "xdit") {
       runnerCommand = true; // xfuser/cli.py: nproc from the degrees
       begin = 1;
-    } else if (!words.empty() && words[0].rfind("python", 0) == 0) {
+    } else if (!words.empty() &&
+               words[0].substr(words[0].find_last_of('/') + 1).rfind("python", 0) == 0) {
       begin = words.size() > 1 && words[1] == "-m" ? 3 : 2;
     } else if (!words.empty() && words[0].rfind("--", 0) != 0) {
       begin = 1; // a script run directly
@@ -195,11 +196,12 @@ public:
     } else {
       reading.derivations.push_back("world 1: the line starts no torchrun");
     }
-    int64_t vaeRanks = given.isOn("--use_parallel_vae")
-                           ? given.getInt("--vae_parallel_size", 0, 1 << 20).value_or(0)
-                           : 0;
+    // args.py:850-854: the DiT ranks default to the world unless the VAE
+    // takes ranks of its own (--use_parallel_vae with a size); the sum is
+    // checked either way.
+    int64_t vaeRanks = given.getInt("--vae_parallel_size", 0, 1 << 20).value_or(0);
     int64_t dit = given.getInt("--dit_parallel_size", 0, 1 << 20).value_or(0);
-    if (dit == 0 && vaeRanks == 0)
+    if (dit == 0 && (!given.isOn("--use_parallel_vae") || vaeRanks == 0))
       dit = world;
     if (dit + vaeRanks != world)
       reading.refusals.push_back(
@@ -233,7 +235,12 @@ public:
           "pipelines patches of the image with one-step-stale K/V, which ditc does not "
           "model");
 
-    reading.flags.numGpus = dit;
+    // A refused split of the world still leaves a world to judge.
+    reading.flags.numGpus = dit >= 1 ? dit : world;
+    if (launch.given && launch.nnodes > 1 && vaeRanks == 0) {
+      reading.flags.nnodes = launch.nnodes;
+      reading.flags.gpusPerNode = launch.nprocPerNode;
+    }
     reading.flags.dp = std::max<int64_t>(dp, 1);
     reading.flags.cfg = cfg;
     reading.flags.ulysses = std::max<int64_t>(ulysses, 1);

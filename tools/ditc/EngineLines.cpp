@@ -65,7 +65,7 @@ Request readEngineRequest(const ArgParser &args, const Engine &engine, const Arg
                           EngineReading &reading) {
   for (const Flag *flag : deploymentFlags())
     if (args.has(*flag))
-      badFlag(flag->name, *args.get(*flag),
+      badFlag(flag->name, args.get(*flag).value_or(""),
               flag->name + " cannot be combined with " + kFromFlag.name +
                   "; the " + engine.name() + " line gives every degree");
   if (args.has(kDeploymentFlag))

@@ -78,7 +78,7 @@ Request readRequest(const ArgParser &args) {
   if (auto file = args.get(kDeploymentFlag)) {
     for (const Flag *flag : deploymentFlags())
       if (args.has(*flag))
-        badFlag(flag->name, *args.get(*flag),
+        badFlag(flag->name, args.get(*flag).value_or(""),
                 flag->name + " cannot be combined with " +
                     kDeploymentFlag.name + "; the file gives every degree");
     DeploymentFile parsed = parseDeploymentFile(*file);

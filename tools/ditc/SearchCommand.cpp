@@ -218,6 +218,9 @@ int runSearch(const std::vector<std::string> &argv) {
   ParallelFlags flags;
   flags.backend = args.get(kBackend);
   Deployment deployment = deploymentFromFlags(flags);
+  // A bad engine name fails before the search.
+  const engines::Engine *onlyFor = readEngineFlag(args, kEngineFlag);
+  const engines::Engine *emit = readEngineFlag(args, kEmitFlag);
 
   ImportOptions importOptions;
   importOptions.elementType = readElementType(args);
@@ -260,14 +263,13 @@ int runSearch(const std::vector<std::string> &argv) {
     return deploymentFromFlags(flags);
   };
   // --engine ENGINE: only what that engine can run is ranked.
-  if (const engines::Engine *engine = readEngineFlag(args, kEngineFlag))
+  if (const engines::Engine *engine = onlyFor)
     result.ranked.erase(std::remove_if(result.ranked.begin(), result.ranked.end(),
                                        [&](const RankedConfiguration &c) {
                                          return !engineAccepts(*engine, deploymentOf(c),
                                                                spec, workload);
                                        }),
                         result.ranked.end());
-  const engines::Engine *emit = readEngineFlag(args, kEmitFlag);
   // The launch line of a row, or why the engine cannot run it.
   auto launchOf = [&](const RankedConfiguration &c) -> nlohmann::json {
     Deployment deployment = deploymentOf(c);

@@ -31,6 +31,9 @@ enum class Arity { Value, Switch, Optional, List };
 struct FlagSpec {
   std::string name;
   Arity arity = Arity::Value;
+  /// Another spelling of this flag (same argparse dest): values are kept
+  /// under that flag's name, in line order, so the last one given wins.
+  std::string aliasOf = "";
 };
 
 /// The flags one line gave, by canonical name.
