@@ -181,9 +181,10 @@ std::map<int64_t, std::set<int64_t>> componentRankReplicas(const Deployment &dep
   return out;
 }
 
-std::vector<int64_t> idleRanks(const Deployment &deployment, size_t limit, int64_t &count) {
+std::vector<int64_t> idleRanks(const Deployment &deployment,
+                               const std::map<int64_t, std::set<int64_t>> &components,
+                               size_t limit, int64_t &count) {
   TransformerRanks transformer(deployment);
-  std::map<int64_t, std::set<int64_t>> components = componentRankReplicas(deployment);
   std::vector<int64_t> idle;
   count = 0;
   for (int64_t rank = 0; rank < deployment.numGpus; ++rank)

@@ -150,19 +150,8 @@ public:
       return it == object.end() || it->is_null() ? nullptr : &*it;
     };
     auto integer = [&](const json &object, const std::string &owner,
-                       const std::string &key) -> std::optional<int64_t> {
-      const json *value = field(object, key);
-      if (!value)
-        return std::nullopt;
-      if (!value->is_number_integer() ||
-          (value->is_number_unsigned() && value->get<uint64_t>() > (1u << 20)))
-        throw BadInput(where + ": " + owner + "." + key + " is " + describeJson(*value) +
-                       ", expected an integer");
-      int64_t v = value->get<int64_t>();
-      if (v < -(1 << 20) || v > (1 << 20))
-        throw BadInput(where + ": " + owner + "." + key + " is " + std::to_string(v) +
-                       ", beyond any world size");
-      return v;
+                       const std::string &key) {
+      return jsonInteger(field(object, key), where + ": " + owner + "." + key);
     };
     auto boolean = [&](const json &object, const std::string &owner, const std::string &key) {
       const json *value = field(object, key);
@@ -258,14 +247,10 @@ public:
     int64_t degrees = product({std::max<int64_t>(ring, 1), std::max<int64_t>(ulysses, 1),
                                std::max<int64_t>(tpDegree, 1)});
     int64_t world = degrees;
-    if (const json *given = field(config, "world_size")) {
-      if (!given->is_number_integer() ||
-          (given->is_number_unsigned() && given->get<uint64_t>() > (1u << 20)) ||
-          given->get<int64_t>() < 1 ||
-          given->get<int64_t>() > (1 << 20))
-        throw BadInput(where + ": world_size is " + describeJson(*given) +
-                       ", expected the number of torchrun processes (1 to 1048576)");
-      world = given->get<int64_t>();
+    if (std::optional<int64_t> given =
+            jsonInteger(field(config, "world_size"), where + ": world_size", 1, 1 << 20,
+                        "the number of torchrun processes (1 to 1048576)")) {
+      world = *given;
     } else {
       reading.derivations.push_back("world " + std::to_string(world) +
                                     ": no world_size, so the product of the degrees");

@@ -2,6 +2,7 @@
 #include "ditc/Engines/Engine.h"
 #include "Engines.h"
 #include "ditc/Support/BadInput.h"
+#include "ditc/Support/JsonFile.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -74,6 +75,18 @@ void appendWorkload(std::vector<std::string> &argv, const EngineTarget &target,
     argv.insert(argv.end(), {flag("num-frames"), std::to_string(w.frames)});
   argv.insert(argv.end(), {flag("num-inference-steps"), std::to_string(w.steps),
                            flag("guidance-scale"), formatScale(w.guidanceScale)});
+}
+
+std::optional<int64_t> jsonInteger(const nlohmann::json *value, const std::string &name,
+                                   int64_t min, int64_t max, const std::string &expected) {
+  if (!value || value->is_null())
+    return std::nullopt;
+  bool inRange = value->is_number_integer() &&
+                 !(value->is_number_unsigned() && value->get<uint64_t>() > uint64_t(max)) &&
+                 value->get<int64_t>() >= min && value->get<int64_t>() <= max;
+  if (!inRange)
+    throw BadInput(name + " is " + describeJson(*value) + ", expected " + expected);
+  return value->get<int64_t>();
 }
 
 int64_t product(std::initializer_list<int64_t> factors) {

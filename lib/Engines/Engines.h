@@ -4,6 +4,8 @@
 
 #include "ditc/Engines/Engine.h"
 
+#include <nlohmann/json.hpp>
+
 #include <initializer_list>
 
 namespace ditc::engines {
@@ -21,6 +23,15 @@ std::string modelWord(const ModelSpec &spec);
 /// The product of `factors`, saturated at +-2^62: a line's degrees may be
 /// absurd (each up to 2^20), and their product must not overflow.
 int64_t product(std::initializer_list<int64_t> factors);
+
+/// A config's integer field: nullopt when `value` is null (absent); else an
+/// integer in [min, max] (an unsigned one past 2^63 included), or BadInput
+/// "NAME is VALUE, expected EXPECTED".
+std::optional<int64_t> jsonInteger(const nlohmann::json *value, const std::string &name,
+                                   int64_t min = -(int64_t(1) << 20),
+                                   int64_t max = int64_t(1) << 20,
+                                   const std::string &expected =
+                                       "an integer from -1048576 to 1048576");
 
 /// A guidance scale as a flag value: the shortest text that reads back as
 /// the same double.

@@ -72,6 +72,13 @@ const FlagSpec *FlagTable::find(const std::string &spelled) const {
   return nullptr;
 }
 
+std::optional<Arity> FlagTable::arityOf(const std::string &spelled) const {
+  const FlagSpec *flag = find(spelled);
+  if (!flag)
+    return std::nullopt;
+  return flag->arity;
+}
+
 std::vector<std::string> FlagTable::names() const {
   std::vector<std::string> out;
   for (const FlagSpec &flag : flags)
@@ -176,14 +183,15 @@ TorchrunLaunch readTorchrun(const std::vector<std::string> &words, const std::st
        {"--redirects"}, {"--tee"}, {"--local_addr"}, {"--no_python", Arity::Switch},
        {"--run_path", Arity::Switch}, {"--module", Arity::Switch}},
       /*dashesAreUnderscores=*/true);
+  // The program starts at the first word no torchrun flag takes: a switch
+  // takes none, a flag with `=` none more, any other flag the next word (an
+  // undeclared one is refused below, by the table).
   size_t programBegin = i;
   while (programBegin < words.size() && words[programBegin].rfind("-", 0) == 0 &&
          words[programBegin] != "-m") {
     bool inlineValue = words[programBegin].find('=') != std::string::npos;
     std::string spelled = words[programBegin].substr(0, words[programBegin].find('='));
-    bool isSwitch = spelled == "--standalone" || spelled == "--no_python" ||
-                    spelled == "--no-python" || spelled == "--run_path" ||
-                    spelled == "--run-path" || spelled == "--module";
+    bool isSwitch = torchrun.arityOf(spelled) == Arity::Switch;
     programBegin += (inlineValue || isSwitch) ? 1 : 2;
   }
   programBegin = std::min(programBegin, words.size());

@@ -254,15 +254,10 @@ private:
         "allgather_degree", "ulysses_mode", "cfg_parallel_size", "vae_patch_parallel_size",
         "text_encoder_tp_size", "vae_parallel_mode", "use_hsdp", "mask_sp_padding",
         "hsdp_shard_size", "hsdp_replicate_size", "ulysses_a2a_permute"};
-    auto integer = [&](const std::string &key) -> std::optional<int64_t> {
+    auto integer = [&](const std::string &key) {
       auto it = found->find(key);
-      if (it == found->end() || it->is_null())
-        return std::nullopt;
-      if (!it->is_number_integer() || (it->is_number_unsigned() && it->get<uint64_t>() > (1u << 20)) ||
-          it->get<int64_t>() < -(1 << 20) || it->get<int64_t>() > (1 << 20))
-        throw BadInput(where + ": DiffusionParallelConfig." + key + " is " +
-                       describeJson(*it) + ", expected an integer");
-      return it->get<int64_t>();
+      return jsonInteger(it == found->end() ? nullptr : &*it,
+                         where + ": DiffusionParallelConfig." + key);
     };
     for (auto it = found->begin(); it != found->end(); ++it)
       if (std::find(fields.begin(), fields.end(), it.key()) == fields.end())
@@ -292,12 +287,8 @@ private:
                        describeJson(*it) + ", expected \"strict\" or \"advanced_uaa\"");
       c.ulyssesMode = it->get<std::string>();
     }
-    if (auto it = config.find("num_gpus"); it != config.end() && !it->is_null()) {
-      if (!it->is_number_integer() || (it->is_number_unsigned() && it->get<uint64_t>() > (1u << 20)) ||
-          it->get<int64_t>() < -(1 << 20) || it->get<int64_t>() > (1 << 20))
-        throw BadInput(where + ": num_gpus is " + describeJson(*it) + ", expected an integer");
-      c.numGpus = it->get<int64_t>();
-    }
+    if (auto it = config.find("num_gpus"); it != config.end())
+      c.numGpus = jsonInteger(&*it, where + ": num_gpus");
   }
 
   /// __post_init__, the after-validator and resolve_data_parallel_size, in

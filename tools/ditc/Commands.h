@@ -149,6 +149,10 @@ struct Request {
 
 Request readRequest(const ArgParser &args);
 
+/// `base` (a deployment file's workload section, or an engine line's) with
+/// the workload flags given over it.
+WorkloadOptions mergeWorkload(WorkloadOptions base, const WorkloadOptions &flags);
+
 /// Imports the request's model with its deployment attached, and judges
 /// it the way dit-check-legality does (reading the deployment back).
 LegalityReport checkRequest(mlir::MLIRContext &context, const Request &request,

@@ -20,13 +20,6 @@ using engines::EngineTarget;
 
 namespace {
 
-std::string engineNames() {
-  std::string out;
-  for (const Engine *engine : engines::knownEngines())
-    out += (out.empty() ? "" : ", ") + engine->name();
-  return out;
-}
-
 RuleDiagnostic engineDiagnostic(const Engine &engine, const EngineFinding &finding) {
   const engines::EngineRule &rule = engine.rule(finding.rule);
   return {finding.rule, Severity::Error,
@@ -98,20 +91,7 @@ Request readEngineRequest(const ArgParser &args, const Engine &engine, const Arg
     badFlag(kFromFlag.name, engine.name(),
             "the " + engine.name() + " line runs " + std::to_string(*f.numGpus) +
                 " ranks; ditc judges worlds of at most " + std::to_string(kMaxWorld));
-  WorkloadOptions workload = reading.workload;
-  WorkloadOptions flags = readWorkloadFlags(args);
-  for (auto [mine, theirs] :
-       {std::pair<std::optional<int64_t> *, std::optional<int64_t> *>{&workload.height,
-                                                                     &flags.height},
-        {&workload.width, &flags.width},
-        {&workload.frames, &flags.frames},
-        {&workload.batch, &flags.batch},
-        {&workload.steps, &flags.steps},
-        {&workload.maxSequenceLength, &flags.maxSequenceLength}})
-    if (*theirs)
-      *mine = *theirs;
-  if (flags.guidanceScale)
-    workload.guidanceScale = flags.guidanceScale;
+  WorkloadOptions workload = mergeWorkload(reading.workload, readWorkloadFlags(args));
   request.deployment = deploymentFromFlags(reading.flags);
   // The line's own model, when ditc knows it, must be the one checked.
   if (reading.model)
@@ -182,7 +162,5 @@ bool engineAccepts(const Engine &engine, const Deployment &deployment, const Mod
   engine.emit({deployment, spec, workload, std::nullopt}, refusals);
   return refusals.empty();
 }
-
-std::string knownEngineList() { return engineNames(); }
 
 } // namespace ditc

@@ -13,9 +13,6 @@
 
 namespace ditc {
 
-namespace {
-
-/// Workload flags override the deployment file's workload section.
 WorkloadOptions mergeWorkload(WorkloadOptions base,
                               const WorkloadOptions &flags) {
   if (flags.height)
@@ -34,6 +31,8 @@ WorkloadOptions mergeWorkload(WorkloadOptions base,
     base.maxSequenceLength = flags.maxSequenceLength;
   return base;
 }
+
+namespace {
 
 /// Notes from resolving the flags, then the rules' diagnostics.
 std::vector<RuleDiagnostic> allDiagnostics(const Request &request,

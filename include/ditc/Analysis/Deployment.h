@@ -180,9 +180,11 @@ private:
 std::map<int64_t, std::set<int64_t>> componentRankReplicas(const Deployment &deployment);
 
 /// The ranks below num_gpus that run nothing: neither the transformer nor a
-/// text_encoder or vae group. At most `limit` are listed; `count` is how
-/// many there are.
-std::vector<int64_t> idleRanks(const Deployment &deployment, size_t limit, int64_t &count);
+/// text_encoder or vae group (`components`, componentRankReplicas'). At most
+/// `limit` are listed; `count` is how many there are.
+std::vector<int64_t> idleRanks(const Deployment &deployment,
+                               const std::map<int64_t, std::set<int64_t>> &components,
+                               size_t limit, int64_t &count);
 
 /// Parallel flags as given on the command line, before resolution.
 struct ParallelFlags {

@@ -65,6 +65,8 @@ public:
                   const std::string &where) const;
   /// Every declared name, for did-you-mean.
   std::vector<std::string> names() const;
+  /// How the flag spelled `spelled` takes values; nullopt when undeclared.
+  std::optional<Arity> arityOf(const std::string &spelled) const;
 
 private:
   const FlagSpec *find(const std::string &spelled) const;

@@ -32,8 +32,9 @@ void checkWorldSize(const LegalityContext &ctx, DiagnosticSink &sink) {
     // components on ranks of their own, the equation says it all.
     int64_t count = 0;
     constexpr size_t kListed = 8;
-    std::vector<int64_t> idle = idleRanks(d, kListed, count);
-    if (count > 0 && componentRankReplicas(d).empty())
+    std::map<int64_t, std::set<int64_t>> components = componentRankReplicas(d);
+    std::vector<int64_t> idle = idleRanks(d, components, kListed, count);
+    if (count > 0 && components.empty())
       sink.report("world-size", Severity::Error, equation);
     else if (count > 0)
       sink.report("world-size", Severity::Error,
