@@ -110,3 +110,12 @@ func.func @mul_types(%a: tensor<2x8x16xf32>, %b: tensor<2x8x8xf32>) {
   %0 = "dit.mul"(%a, %b) : (tensor<2x8x16xf32>, tensor<2x8x8xf32>) -> tensor<2x8x16xf32>
   return
 }
+
+// -----
+
+// A bias is one row or one per prompt; three rows for two prompts is neither.
+func.func @bias_batch_mismatch(%h: tensor<2x8x16xf32>, %b: tensor<3x4x8x8xf32>) {
+  // expected-error @+1 {{is batch-parallel, but its operand #3 has batch 3 where the first operand has 2}}
+  %a = dit.attention self %h, %h, %h, %b {num_heads = 4 : i64, head_dim = 4 : i64} : tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<3x4x8x8xf32> -> tensor<2x8x16xf32>
+  return
+}

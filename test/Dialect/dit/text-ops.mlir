@@ -33,3 +33,14 @@ func.func @clip_pool(%ids: tensor<1x77xi64>) -> tensor<1x8xf32> {
   }
   return %out : tensor<1x8xf32>
 }
+
+// T5 without a padding mask computes one bias row that every prompt shares:
+// a batch of 2 prompts attends with a bias of batch 1.
+// CHECK-LABEL: func.func @t5_shared_bias
+func.func @t5_shared_bias(%h: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
+  // CHECK: dit.relative_position_bias {{.*}} : tensor<1x4x8x8xf32>
+  %b = dit.relative_position_bias {weight = "encoder.block.0.layer.0.SelfAttention.relative_attention_bias", num_buckets = 32 : i64, max_distance = 128 : i64} : tensor<1x4x8x8xf32>
+  // CHECK: dit.attention self {{.*}} tensor<1x4x8x8xf32> -> tensor<2x8x16xf32>
+  %a = dit.attention self %h, %h, %h, %b {num_heads = 4 : i64, head_dim = 4 : i64, scale = 1.0 : f64} : tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<1x4x8x8xf32> -> tensor<2x8x16xf32>
+  return %a : tensor<2x8x16xf32>
+}
