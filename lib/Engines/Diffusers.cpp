@@ -94,9 +94,20 @@ public:
          "src/diffusers/hooks/context_parallel.py:274-276"},
         {"diffusers-axes", "diffusers has no cfg, dp or pp axis and no rotating ring",
          "src/diffusers/models/_modeling_parallel.py:34-37"},
+        {"diffusers-rank-order",
+         "the context-parallel mesh is (ring, ulysses), row-major: Ulysses groups are "
+         "contiguous ranks (ditc's kv_gather is diffusers' ring)",
+         "src/diffusers/models/_modeling_parallel.py:129-136; "
+         "src/diffusers/models/modeling_utils.py:1668-1675"},
     };
     return table;
   }
+  // Only ring (ditc's kv_gather) and ulysses share a mesh; TP has one of its
+  // own and never combines with them (diffusers-cp-tp).
+  std::vector<Axis> rankOrder() const override {
+    return {Axis::DP, Axis::CFG, Axis::PP, Axis::Ring, Axis::KVGather, Axis::Ulysses, Axis::TP};
+  }
+  std::string rankOrderRule() const override { return "diffusers-rank-order"; }
 
   EngineReading read(const std::vector<std::string> &words,
                      const ModelSpec &) const override {
@@ -333,6 +344,8 @@ public:
         target.deployment.find("transformer")->degrees[Axis::KVGather] > 1)
       target.attentionBackend = "flash";
     refusals = check(target);
+    if (std::optional<EngineFinding> order = rankOrderFinding(*this, target))
+      refusals.push_back(*order);
     if (target.deployment.numGpus != target.deployment.find("transformer")->degrees.worldSize())
       refusals.push_back({"diffusers-axes", "the deployment holds ranks beyond the "
                                             "transformer's"});

@@ -1,6 +1,7 @@
 //===- Engine.cpp - the engines ditc speaks, and what they share ----------===//
 #include "ditc/Engines/Engine.h"
 #include "Engines.h"
+#include "ditc/Analysis/MeshLayout.h"
 #include "ditc/Support/BadInput.h"
 #include "ditc/Support/JsonFile.h"
 
@@ -49,6 +50,56 @@ std::string shellLine(const std::vector<std::string> &words) {
     out += (out.empty() ? "" : " ") + (plain ? word : quoted);
   }
   return out;
+}
+
+std::string describeOrder(const std::vector<Axis> &order) {
+  std::string out;
+  for (Axis axis : order)
+    out += (out.empty() ? "" : ", ") + std::string(axisName(axis));
+  return out;
+}
+
+std::optional<EngineFinding> rankOrderFinding(const Engine &engine, const EngineTarget &target) {
+  const Placement &transformer = *target.deployment.find("transformer");
+  const Degrees &d = transformer.degrees;
+  const std::vector<Axis> engineOrder = engine.rankOrder();
+  // Axes of degree 1 hold no ranks, so only the split axes' order matters.
+  auto splitAxes = [&](const std::vector<Axis> &order) {
+    std::vector<Axis> split;
+    for (Axis axis : order)
+      if (d[axis] > 1)
+        split.push_back(axis);
+    return split;
+  };
+  std::vector<Axis> planned = splitAxes(target.deployment.meshOrder.empty()
+                                            ? MeshLayout::defaultOrder()
+                                            : target.deployment.meshOrder);
+  std::vector<Axis> engines = splitAxes(engineOrder);
+  if (planned != engines)
+    return EngineFinding{engine.rankOrderRule(),
+                         "the configuration lays its ranks out as " + describeOrder(planned) +
+                             " (outermost first); " + engine.title() + " lays them out as " +
+                             describeOrder(engines) +
+                             ", so its groups would join other ranks than the plan's"};
+  if (!transformer.explicitInstances)
+    return std::nullopt;
+  std::vector<std::vector<int64_t>> contiguous = defaultInstances(d, engineOrder);
+  for (size_t replica = 0; replica < transformer.instances.size(); ++replica)
+    if (replica >= contiguous.size() || transformer.instances[replica] != contiguous[replica])
+      return EngineFinding{
+          engine.rankOrderRule(),
+          "the deployment runs transformer replica " + std::to_string(replica) + " on ranks " +
+              rankList(transformer.instances[replica]) + "; " + engine.title() +
+              " runs it on ranks " +
+              (replica < contiguous.size() ? rankList(contiguous[replica]) : "[]") +
+              " and takes no rank lists"};
+  return std::nullopt;
+}
+
+std::string multiNodeNote(int64_t nodes, const std::string &rankFlag) {
+  return "run the line on each of the " + std::to_string(nodes) + " nodes with " + rankFlag +
+         " 0 to " + std::to_string(nodes - 1) + " (0 as written); " + kFirstNodeAddress +
+         " stands for node 0's address";
 }
 
 std::string familyOf(const ModelSpec &spec) { return spec.family.name; }

@@ -89,9 +89,12 @@ public:
          "python/sglang/multimodal_gen/runtime/server_args/server_args.py:1128-1143"},
         {"sglang-kv-gather-sp", "kv_gather equals the sequence-parallel degree",
          "python/sglang/multimodal_gen/runtime/server_args/server_args.py:3704-3711"},
+        {"sglang-nodes",
+         "--node-rank lies in [0, nnodes), and --dist-init-addr is given when --nnodes > 1",
+         "python/sglang/multimodal_gen/runtime/server_args/server_args.py:3715-3720"},
         {"sglang-divisibility",
          "num_gpus divides by nnodes, sp, dp and dp x tp (x cfg)",
-         "python/sglang/multimodal_gen/runtime/server_args/server_args.py:3719-3770"},
+         "python/sglang/multimodal_gen/runtime/server_args/server_args.py:3713-3714,3721-3770"},
         {"sglang-sp-product", "sp = ring x ulysses",
          "python/sglang/multimodal_gen/runtime/server_args/server_args.py:3772-3776"},
         {"sglang-world-size",
@@ -106,9 +109,21 @@ public:
          "(UlyssesAttention.__init__, USPAttention.forward)"},
         {"sglang-no-pp", "SGLang Diffusion has no pipeline-parallel flag",
          "python/sglang/multimodal_gen/runtime/server_args/server_args.py:2171-2330"},
+        {"sglang-rank-order",
+         "ranks are laid out dp, cfg, ring, ulysses (or kv_gather), tp, outermost first, "
+         "in contiguous replicas",
+         "python/sglang/multimodal_gen/runtime/distributed/parallel_state.py "
+         "(initialize_model_parallel: RankGenerator \"tp-sp-pp-cfg-dp\", tp innermost); "
+         "parallel_groups.py (set_seq_parallel_pg_by_sp_groups, use_ulysses_low=True)"},
     };
     return table;
   }
+  // K/V-gather takes Ulysses' slot inside the SP group (server_args.py:
+  // "K/V-gather rows occupy the contiguous inner SP dimension").
+  std::vector<Axis> rankOrder() const override {
+    return {Axis::DP, Axis::CFG, Axis::PP, Axis::Ring, Axis::KVGather, Axis::Ulysses, Axis::TP};
+  }
+  std::string rankOrderRule() const override { return "sglang-rank-order"; }
 
   EngineReading read(const std::vector<std::string> &words,
                      const ModelSpec &spec) const override {
@@ -227,6 +242,7 @@ public:
     }
     // _validate_parallelism (3704-3776), in its order.
     int64_t nnodes = given.getInt("--nnodes", -(1 << 20), 1 << 20).value_or(1);
+    int64_t nodeRank = given.getInt("--node-rank", -(1 << 20), 1 << 20).value_or(0);
     if (kv > 1 && *sp != kv)
       refuse("sglang-kv-gather-sp",
              "kv_gather_degree (" + std::to_string(kv) + ") must equal sp_degree (" +
@@ -234,6 +250,12 @@ public:
                  "); check how many GPUs remain for sequence parallelism after dp/tp/cfg");
     if (nnodes < 1)
       refuse("sglang-divisibility", "--nnodes must be a natural number");
+    else if (nodeRank < 0 || nodeRank >= nnodes)
+      refuse("sglang-nodes", "--node-rank (" + std::to_string(nodeRank) +
+                                 ") must be in [0, nnodes=" + std::to_string(nnodes) + ")");
+    else if (nnodes > 1 && !given.has("--dist-init-addr"))
+      refuse("sglang-nodes", "--dist-init-addr is required when --nnodes > 1 (--nnodes " +
+                                 std::to_string(nnodes) + ")");
     else if (n % nnodes != 0)
       refuse("sglang-divisibility", "num_gpus (" + std::to_string(n) +
                                         ") must be divisible by nnodes (" +
@@ -291,6 +313,8 @@ public:
     reading.workload.frames = given.getInt("--num-frames", 1, kAbsurdSize);
     reading.workload.steps = given.getInt("--num-inference-steps", 1, kAbsurdSize);
     reading.workload.guidanceScale = given.getDouble("--guidance-scale");
+    // sampling_params.py: num_outputs_per_prompt, denoised together.
+    reading.workload.batch = given.getInt("--num-outputs-per-prompt", 1, kAbsurdSize);
     return reading;
   }
 
@@ -324,6 +348,8 @@ public:
   EmittedLaunch emit(const EngineTarget &target,
                      std::vector<EngineFinding> &refusals) const override {
     refusals = check(target);
+    if (std::optional<EngineFinding> order = rankOrderFinding(*this, target))
+      refusals.push_back(*order);
     const Deployment &deployment = target.deployment;
     if (deployment.numGpus != deployment.find("transformer")->degrees.worldSize())
       refusals.push_back({"sglang-world-size", "the deployment holds ranks beyond the "
@@ -345,8 +371,23 @@ public:
     add("--ulysses-degree", d[Axis::Ulysses]);
     add("--ring-degree", d[Axis::Ring]);
     add("--kv-gather-degree", d[Axis::KVGather]);
+    // One line per node: --num-gpus is the whole world (server_args.py), the
+    // node's ranks start at node_rank x num_gpus / nnodes.
+    EmittedLaunch launch;
+    int64_t perNode = deployment.ranksPerNode().value_or(deployment.numGpus);
+    int64_t nodes = perNode > 0 ? deployment.numGpus / perNode : 1;
+    if (nodes > 1) {
+      argv.insert(argv.end(), {"--nnodes", std::to_string(nodes), "--node-rank", "0",
+                               "--dist-init-addr", std::string(kFirstNodeAddress) + ":30005"});
+      launch.notes.push_back(multiNodeNote(nodes, "--node-rank"));
+    }
     appendWorkload(argv, target, '-');
-    return {argv, shellLine(argv)};
+    // num_outputs_per_prompt: the prompt's outputs denoise as one batch.
+    if (target.workload.batch > 1)
+      argv.insert(argv.end(), {"--num-outputs-per-prompt", std::to_string(target.workload.batch)});
+    launch.argv = argv;
+    launch.text = shellLine(argv);
+    return launch;
   }
 };
 

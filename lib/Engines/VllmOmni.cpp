@@ -112,9 +112,23 @@ public:
         {"vllm-omni-model-support",
          "the model's row of the support matrix offers the axis",
          "docs/user_guide/diffusion_features.md:117-171"},
+        {"vllm-omni-one-host",
+         "a diffusion stage's workers rendezvous on one host (MASTER_ADDR is localhost)",
+         "vllm_omni/diffusion/worker/gpu_worker.py (init_device; line 55 at be81443c)"},
+        {"vllm-omni-rank-order",
+         "ranks are laid out dp, cfg, pp, ring, ulysses (or allgather), tp, outermost first, "
+         "in contiguous replicas",
+         "vllm_omni/diffusion/distributed/parallel_state.py (initialize_model_parallel: "
+         "RankGenerator \"tp-sp-pp-cfg-dp\", tp innermost; set_seq_parallel_pg, "
+         "use_ulysses_low=True)"},
     };
     return table;
   }
+  // AllGather-KV takes the whole SP slot, as K/V-gather does in ditc's order.
+  std::vector<Axis> rankOrder() const override {
+    return {Axis::DP, Axis::CFG, Axis::PP, Axis::Ring, Axis::KVGather, Axis::Ulysses, Axis::TP};
+  }
+  std::string rankOrderRule() const override { return "vllm-omni-rank-order"; }
 
   EngineReading read(const std::vector<std::string> &words,
                      const ModelSpec &) const override {
@@ -165,6 +179,15 @@ public:
   EmittedLaunch emit(const EngineTarget &target,
                      std::vector<EngineFinding> &refusals) const override {
     refusals = check(target);
+    if (std::optional<EngineFinding> order = rankOrderFinding(*this, target))
+      refusals.push_back(*order);
+    int64_t perNode = target.deployment.ranksPerNode().value_or(target.deployment.numGpus);
+    if (perNode > 0 && target.deployment.numGpus > perNode)
+      refusals.push_back({"vllm-omni-one-host",
+                          std::to_string(target.deployment.numGpus) + " ranks over " +
+                              std::to_string(target.deployment.numGpus / perNode) +
+                              " nodes of " + std::to_string(perNode) +
+                              ": vLLM-Omni's diffusion workers all rendezvous at localhost"});
     if (target.deployment.numGpus != target.deployment.find("transformer")->degrees.worldSize())
       refusals.push_back({"vllm-omni-world-size", "the deployment holds ranks beyond the "
                                                   "transformer's"});

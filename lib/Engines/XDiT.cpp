@@ -129,9 +129,19 @@ public:
          "every sequence-parallel rank",
          "xfuser/core/distributed/runtime_state.py:641-687"},
         {"xdit-no-kv-gather", "xDiT has no K/V-gather axis", "xfuser/config/args.py:254-326"},
+        {"xdit-rank-order",
+         "ranks are laid out dp, cfg, pipefusion, ring, ulysses, tp, outermost first, in "
+         "contiguous replicas",
+         "xfuser/core/distributed/parallel_state.py:455-463 (RankGenerator "
+         "\"tp-sp-pp-cfg-dp\", tp innermost), 495-504 (yunchang's set_seq_parallel_pg, "
+         "use_ulysses_low=True: Ulysses groups contiguous inside ring)"},
     };
     return table;
   }
+  std::vector<Axis> rankOrder() const override {
+    return {Axis::DP, Axis::CFG, Axis::PP, Axis::Ring, Axis::KVGather, Axis::Ulysses, Axis::TP};
+  }
+  std::string rankOrderRule() const override { return "xdit-rank-order"; }
 
   EngineReading read(const std::vector<std::string> &words,
                      const ModelSpec &) const override {
@@ -154,6 +164,10 @@ public:
     }
     begin = std::min(begin, words.size());
     GivenFlags given = xditFlags().read(words, begin, words.size(), where);
+    // Every entry point calls parse_args() on a parser without positionals
+    // (args.py:30-62, 184-453, 456-819): a stray word is argparse's error.
+    if (!given.positionals.empty())
+      throw BadInput(where + ": error: unrecognized arguments: " + given.positionals[0]);
 
     int64_t dp = given.getInt("--data_parallel_degree", -(1 << 20), 1 << 20).value_or(1);
     int64_t ulysses = given.getInt("--ulysses_degree", -(1 << 20), 1 << 20).value_or(1);
@@ -255,6 +269,15 @@ public:
     reading.workload.steps = given.getInt("--num_inference_steps", 1, kAbsurdSize);
     reading.workload.guidanceScale = given.getDouble("--guidance_scale");
     reading.workload.maxSequenceLength = given.getInt("--max_sequence_length", 1, kAbsurdSize);
+    // The runner's --batch_size (args.py:703-708); the example scripts batch
+    // their --prompt words instead (nargs="*", config.py:308-318).
+    reading.workload.batch = given.getInt("--batch_size", 1, kAbsurdSize);
+    if (auto prompts = given.values.find("--prompt");
+        !reading.workload.batch && prompts != given.values.end() && prompts->second.size() > 1) {
+      reading.workload.batch = int64_t(prompts->second.size());
+      reading.derivations.push_back("batch " + std::to_string(prompts->second.size()) +
+                                    ": one per --prompt word (config.py:308-318)");
+    }
     return reading;
   }
 
@@ -334,6 +357,8 @@ public:
   EmittedLaunch emit(const EngineTarget &target,
                      std::vector<EngineFinding> &refusals) const override {
     refusals = check(target);
+    if (std::optional<EngineFinding> order = rankOrderFinding(*this, target))
+      refusals.push_back(*order);
     const Deployment &deployment = target.deployment;
     const Degrees &d = deployment.find("transformer")->degrees;
     if (d[Axis::CFG] > 2)
@@ -345,10 +370,16 @@ public:
                                              "transformer's; xDiT runs every rank as DiT"});
     if (!refusals.empty())
       return {};
+    EmittedLaunch launch;
     int64_t perNode = deployment.ranksPerNode().value_or(deployment.numGpus);
     std::vector<std::string> argv = {"torchrun", "--nproc_per_node=" + std::to_string(perNode)};
-    if (deployment.numGpus / perNode > 1)
-      argv.push_back("--nnodes=" + std::to_string(deployment.numGpus / perNode));
+    // torchrun's rendezvous on node 0 (examples/run_multinodes.sh:24-27).
+    if (int64_t nodes = deployment.numGpus / perNode; nodes > 1) {
+      argv.insert(argv.end(), {"--nnodes=" + std::to_string(nodes), "--node_rank=0",
+                               "--master_addr=" + std::string(kFirstNodeAddress),
+                               "--master_port=29500"});
+      launch.notes.push_back(multiNodeNote(nodes, "--node_rank"));
+    }
     argv.insert(argv.end(), {"-m", "xfuser.runner", "--model", modelWord(target.spec)});
     auto add = [&](const std::string &flag, int64_t value) {
       if (value != 1)
@@ -362,7 +393,17 @@ public:
     add("--pipefusion_parallel_degree", d[Axis::PP]);
     add("--tensor_parallel_degree", d[Axis::TP]);
     appendWorkload(argv, target, '_');
-    return {argv, shellLine(argv)};
+    // The runner's own flags; without them it runs batch 1 and the model's
+    // default text length (args.py:570-574, 703-708).
+    add("--batch_size", target.workload.batch);
+    const FamilyInfo &family = target.spec.family;
+    if (target.workload.textTokens != family.textTokens)
+      argv.insert(argv.end(), {"--max_sequence_length",
+                               std::to_string(target.workload.textTokens -
+                                              family.fixedTextTokens)});
+    launch.argv = argv;
+    launch.text = shellLine(argv);
+    return launch;
   }
 };
 

@@ -64,6 +64,11 @@ Request readEngineRequest(const ArgParser &args, const Engine &engine, const Arg
   if (args.has(kDeploymentFlag))
     badFlag(kDeploymentFlag.name, *args.get(kDeploymentFlag),
             kDeploymentFlag.name + " cannot be combined with " + kFromFlag.name);
+  if (args.has(kMeshOrderFlag))
+    badFlag(kMeshOrderFlag.name, *args.get(kMeshOrderFlag),
+            kMeshOrderFlag.name + " cannot be combined with " + kFromFlag.name + "; " +
+                engine.title() + " lays its ranks out as " +
+                engines::describeOrder(engine.rankOrder()) + " (outermost first)");
   if (words.empty())
     badFlag(kFromFlag.name, engine.name(),
             kFromFlag.name + " " + engine.name() + " needs " + engine.name() +
@@ -92,6 +97,11 @@ Request readEngineRequest(const ArgParser &args, const Engine &engine, const Arg
             "the " + engine.name() + " line runs " + std::to_string(*f.numGpus) +
                 " ranks; ditc judges worlds of at most " + std::to_string(kMaxWorld));
   WorkloadOptions workload = mergeWorkload(reading.workload, readWorkloadFlags(args));
+  // The engine's rank order is the line's: its groups are what ditc judges.
+  std::string order;
+  for (Axis axis : engine.rankOrder())
+    order += (order.empty() ? "" : ",") + std::string(axisName(axis));
+  reading.flags.meshOrder = order;
   request.deployment = deploymentFromFlags(reading.flags);
   // The line's own model, when ditc knows it, must be the one checked.
   if (reading.model)
@@ -149,11 +159,14 @@ nlohmann::json launchJson(const Engine &engine, const engines::EmittedLaunch &la
           {"repository", engine.repository()},
           {"commit", engine.commit()},
           {"argv", launch.argv},
-          {"line", launch.text}};
+          {"line", launch.text},
+          {"notes", launch.notes}};
 }
 
 void printLaunch(const Engine &engine, const engines::EmittedLaunch &launch) {
   llvm::outs() << engine.name() << " (" << engine.version() << "): " << launch.text << "\n";
+  for (const std::string &note : launch.notes)
+    llvm::outs() << "  note: " << note << "\n";
 }
 
 bool engineAccepts(const Engine &engine, const Deployment &deployment, const ModelSpec &spec,

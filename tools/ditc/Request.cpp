@@ -186,7 +186,14 @@ nlohmann::json checkJson(const Request &request, const LegalityReport &report) {
   config["attention_backend"] = c.attentionBackend;
   config["sequence_length"] = c.sequenceLength;
   config["text_length"] = c.textLength;
+  std::optional<int64_t> perNode = request.deployment.ranksPerNode();
+  config["gpus_per_node"] = perNode ? nlohmann::json(*perNode) : nlohmann::json(nullptr);
   nlohmann::json out = {{"legal", report.legal()}, {"config", config}};
+  const Workload &w = request.workload;
+  out["workload"] = {{"batch", w.batch},         {"height", w.height},
+                     {"width", w.width},         {"num_frames", w.frames},
+                     {"steps", w.steps},         {"guidance_scale", w.guidanceScale},
+                     {"text_tokens", w.textTokens}};
   out["diagnostics"] = diagnosticsJson(request, report);
   out["suggestions"] = nlohmann::json::array();
   for (size_t i = 0; i < report.suggestions.size(); ++i) {

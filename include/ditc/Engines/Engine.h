@@ -70,6 +70,10 @@ struct EngineTarget {
 struct EmittedLaunch {
   std::vector<std::string> argv;
   std::string text;
+  /// What the line alone does not say: on a multi-node deployment, that it
+  /// runs once per node with that node's rank, and which word stands for
+  /// the first node's address.
+  std::vector<std::string> notes;
 };
 
 class Engine {
@@ -84,6 +88,16 @@ public:
   virtual std::string commit() const = 0;
   /// Every rule the engine applies, in reporting order.
   virtual const std::vector<EngineRule> &rules() const = 0;
+  /// How the engine lays its ranks out over the axes, outermost first (its
+  /// RankGenerator order, or its device mesh's), all seven axes: an axis
+  /// the engine lacks sits where ditc's default order has it. A line read
+  /// from the engine is judged in this order (`check --from` refuses
+  /// --mesh-order), and a configuration in another order is refused by
+  /// rankOrderRule() when emitted.
+  virtual std::vector<Axis> rankOrder() const = 0;
+  /// The rule that refuses another rank order, or explicit replica rank
+  /// lists the engine cannot place.
+  virtual std::string rankOrderRule() const = 0;
   /// Reads the engine's launch line (the words after `--`; for a
   /// Python-configured engine, one word holding the config as JSON) for
   /// `spec` (an engine may derive degrees from the model's defaults, as
@@ -111,6 +125,9 @@ const std::vector<const Engine *> &knownEngines();
 /// The engine named `name`; throws BadInput naming `where` and listing the
 /// engines ditc knows otherwise.
 const Engine &findEngine(const std::string &where, const std::string &name);
+
+/// "dp, cfg, pp, ring, kv_gather, ulysses, tp": `order` for a message.
+std::string describeOrder(const std::vector<Axis> &order);
 
 /// `words` as one shell line: each word that holds anything but
 /// [A-Za-z0-9_./=:,@%+-] single-quoted.

@@ -31,6 +31,9 @@ CASES = [
     ("diffusers", "flux.1-dev", ["--tp-size", "2"]),
     ("diffusers", "wan2.1-t2v-14b", ["--ulysses-degree", "4"]),
     ("diffusers", "qwen-image", []),
+    # Two nodes (each line runs once per node), a batch, a text length.
+    ("sglang", "wan2.1-t2v-14b", ["--num-gpus", "16", "--ulysses-degree", "8", "--cfg-parallel-size", "2", "--gpus-per-node", "8", "--batch-size", "2"]),
+    ("xdit", "flux.1-dev", ["--num-gpus", "16", "--ulysses-degree", "8", "--dp-size", "2", "--gpus-per-node", "8", "--batch-size", "2", "--text-tokens", "256"]),
 ]
 
 
@@ -47,8 +50,13 @@ def check(args):
 def summary(report):
     c = report["config"]
     keys = ["num_gpus", "tp_size", "ulysses_degree", "ring_degree", "kv_gather_degree",
-            "cfg_parallel_size", "pp_size", "dp_size"]
-    return {k: c.get(k) for k in keys}
+            "cfg_parallel_size", "pp_size", "dp_size", "gpus_per_node"]
+    out = {k: c.get(k) for k in keys}
+    # A launch line that names no nodes runs on one: all its ranks on it.
+    if out["gpus_per_node"] is None:
+        out["gpus_per_node"] = out["num_gpus"]
+    out.update(report["workload"])
+    return out
 
 
 failed = False
