@@ -55,6 +55,15 @@ if getattr(config, "ditc_sanitize", "") in ("ON", "1", "TRUE", "True"):
     config.environment["DITC_TEST_TIME_SCALE"] = "4"
 else:
     config.environment["DITC_TEST_TIME_SCALE"] = "1"
+    # scripts/test.sh runs the release pass with DITC_SANITIZER_PASS_FOLLOWS=1
+    # when the sanitizer pass will run the same tests. The runtime's
+    # hostile-input tests (`UNSUPPORTED: sanitizer-pass-follows`) then run
+    # once, instrumented: what they check is that bad input is refused with
+    # its message and leaves nothing behind, which is the same code in both
+    # builds, and the sanitizers add the memory checks. Run without the
+    # variable (plain ctest, or DITC_SKIP_SANITIZERS=1), they run here.
+    if os.environ.get("DITC_SANITIZER_PASS_FOLLOWS") == "1":
+        config.available_features.add("sanitizer-pass-follows")
 # %time-limit SECONDS CMD...: `timeout` scaled for the sanitizer build.
 config.substitutions.append(
     ("%time-limit", os.path.join(config.test_source_root, "time-limit.sh")))
