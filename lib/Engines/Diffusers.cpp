@@ -369,7 +369,10 @@ public:
     }
     config["world_size"] = target.deployment.numGpus;
     std::string text = config.dump();
-    return {{text}, shellLine({text})};
+    EmittedLaunch launch{{text}, shellLine({text}), {}};
+    if (std::optional<std::string> note = componentsNote(*this, target.deployment))
+      launch.notes.push_back(*note);
+    return launch;
   }
 };
 

@@ -102,6 +102,20 @@ std::string multiNodeNote(int64_t nodes, const std::string &rankFlag) {
          " stands for node 0's address";
 }
 
+std::optional<std::string> componentsNote(const Engine &engine, const Deployment &deployment) {
+  std::string split;
+  if (const Placement *encoder = deployment.find("text_encoder");
+      encoder && encoder->degrees[Axis::TP] > 1)
+    split = "the text encoder over tp " + std::to_string(encoder->degrees[Axis::TP]);
+  if (const Placement *vae = deployment.find("vae"); vae && vae->vaeParallelSize > 1)
+    split += (split.empty() ? "" : " and ") + std::string("the VAE decode over ") +
+             std::to_string(vae->vaeParallelSize) + " ranks";
+  if (split.empty())
+    return std::nullopt;
+  return "ditc's plan runs " + split + "; the line leaves both to " + engine.title() +
+         "'s own defaults (ditc writes only the transformer's degrees)";
+}
+
 std::string familyOf(const ModelSpec &spec) { return spec.family.name; }
 
 std::string modelWord(const ModelSpec &spec) {

@@ -47,6 +47,12 @@ constexpr const char *kFirstNodeAddress = "NODE0_ADDR";
 /// stands for node 0's address".
 std::string multiNodeNote(int64_t nodes, const std::string &rankFlag);
 
+/// What an emitted line leaves to the engine: ditc's text-encoder TP and
+/// VAE decode split, which no engine flag ditc writes carries (ditc maps
+/// only the transformer's degrees). Nothing when the deployment splits
+/// neither.
+std::optional<std::string> componentsNote(const Engine &engine, const Deployment &deployment);
+
 /// A guidance scale as a flag value: the shortest text that reads back as
 /// the same double.
 std::string formatScale(double scale);

@@ -385,6 +385,8 @@ public:
     // num_outputs_per_prompt: the prompt's outputs denoise as one batch.
     if (target.workload.batch > 1)
       argv.insert(argv.end(), {"--num-outputs-per-prompt", std::to_string(target.workload.batch)});
+    if (std::optional<std::string> note = componentsNote(*this, deployment))
+      launch.notes.push_back(*note);
     launch.argv = argv;
     launch.text = shellLine(argv);
     return launch;

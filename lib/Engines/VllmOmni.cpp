@@ -206,7 +206,10 @@ public:
     add("--ulysses-degree", d[Axis::Ulysses]);
     add("--ring-degree", d[Axis::Ring]);
     add("--allgather-degree", d[Axis::KVGather]);
-    return {argv, shellLine(argv)};
+    EmittedLaunch launch{argv, shellLine(argv), {}};
+    if (std::optional<std::string> note = componentsNote(*this, target.deployment))
+      launch.notes.push_back(*note);
+    return launch;
   }
 
 private:

@@ -401,6 +401,8 @@ public:
       argv.insert(argv.end(), {"--max_sequence_length",
                                std::to_string(target.workload.textTokens -
                                               family.fixedTextTokens)});
+    if (std::optional<std::string> note = componentsNote(*this, deployment))
+      launch.notes.push_back(*note);
     launch.argv = argv;
     launch.text = shellLine(argv);
     return launch;
