@@ -60,7 +60,8 @@ else:
     # hostile-input tests (`UNSUPPORTED: sanitizer-pass-follows`) then run
     # once, instrumented: what they check is that bad input is refused with
     # its message and leaves nothing behind, which is the same code in both
-    # builds, and the sanitizers add the memory checks. Run without the
+    # builds, and the sanitizers add the memory checks. faults.test, whose
+    # ranks die mid-run, is one of them. Run without the
     # variable (plain ctest, or DITC_SKIP_SANITIZERS=1), they run here.
     if os.environ.get("DITC_SANITIZER_PASS_FOLLOWS") == "1":
         config.available_features.add("sanitizer-pass-follows")
