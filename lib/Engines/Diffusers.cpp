@@ -102,12 +102,6 @@ public:
     };
     return table;
   }
-  // Only ring (ditc's kv_gather) and ulysses share a mesh; TP has one of its
-  // own and never combines with them (diffusers-cp-tp).
-  std::vector<Axis> rankOrder() const override {
-    return {Axis::DP, Axis::CFG, Axis::PP, Axis::Ring, Axis::KVGather, Axis::Ulysses, Axis::TP};
-  }
-  std::string rankOrderRule() const override { return "diffusers-rank-order"; }
 
   EngineReading read(const std::vector<std::string> &words,
                      const ModelSpec &) const override {

@@ -118,12 +118,6 @@ public:
     };
     return table;
   }
-  // K/V-gather takes Ulysses' slot inside the SP group (server_args.py:
-  // "K/V-gather rows occupy the contiguous inner SP dimension").
-  std::vector<Axis> rankOrder() const override {
-    return {Axis::DP, Axis::CFG, Axis::PP, Axis::Ring, Axis::KVGather, Axis::Ulysses, Axis::TP};
-  }
-  std::string rankOrderRule() const override { return "sglang-rank-order"; }
 
   EngineReading read(const std::vector<std::string> &words,
                      const ModelSpec &spec) const override {

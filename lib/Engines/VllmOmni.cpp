@@ -124,11 +124,6 @@ public:
     };
     return table;
   }
-  // AllGather-KV takes the whole SP slot, as K/V-gather does in ditc's order.
-  std::vector<Axis> rankOrder() const override {
-    return {Axis::DP, Axis::CFG, Axis::PP, Axis::Ring, Axis::KVGather, Axis::Ulysses, Axis::TP};
-  }
-  std::string rankOrderRule() const override { return "vllm-omni-rank-order"; }
 
   EngineReading read(const std::vector<std::string> &words,
                      const ModelSpec &) const override {

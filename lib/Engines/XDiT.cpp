@@ -138,10 +138,6 @@ public:
     };
     return table;
   }
-  std::vector<Axis> rankOrder() const override {
-    return {Axis::DP, Axis::CFG, Axis::PP, Axis::Ring, Axis::KVGather, Axis::Ulysses, Axis::TP};
-  }
-  std::string rankOrderRule() const override { return "xdit-rank-order"; }
 
   EngineReading read(const std::vector<std::string> &words,
                      const ModelSpec &) const override {

@@ -93,11 +93,15 @@ public:
   /// the engine lacks sits where ditc's default order has it. A line read
   /// from the engine is judged in this order (`check --from` refuses
   /// --mesh-order), and a configuration in another order is refused by
-  /// rankOrderRule() when emitted.
-  virtual std::vector<Axis> rankOrder() const = 0;
+  /// rankOrderRule() when emitted. Every engine ditc knows lays its ranks
+  /// out in ditc's default order on the axes it has (docs/engines.md, "Rank
+  /// order"; each engine's ENGINE-rank-order rule cites its source).
+  virtual std::vector<Axis> rankOrder() const {
+    return std::vector<Axis>(kAllAxes.begin(), kAllAxes.end());
+  }
   /// The rule that refuses another rank order, or explicit replica rank
-  /// lists the engine cannot place.
-  virtual std::string rankOrderRule() const = 0;
+  /// lists the engine cannot place: "ENGINE-rank-order", one of rules().
+  std::string rankOrderRule() const { return name() + "-rank-order"; }
   /// Reads the engine's launch line (the words after `--`; for a
   /// Python-configured engine, one word holding the config as JSON) for
   /// `spec` (an engine may derive degrees from the model's defaults, as
