@@ -189,11 +189,7 @@ nlohmann::json checkJson(const Request &request, const LegalityReport &report) {
   std::optional<int64_t> perNode = request.deployment.ranksPerNode();
   config["gpus_per_node"] = perNode ? nlohmann::json(*perNode) : nlohmann::json(nullptr);
   nlohmann::json out = {{"legal", report.legal()}, {"config", config}};
-  const Workload &w = request.workload;
-  out["workload"] = {{"batch", w.batch},         {"height", w.height},
-                     {"width", w.width},         {"num_frames", w.frames},
-                     {"steps", w.steps},         {"guidance_scale", w.guidanceScale},
-                     {"text_tokens", w.textTokens}};
+  out["workload"] = workloadJson(request.workload);
   out["diagnostics"] = diagnosticsJson(request, report);
   out["suggestions"] = nlohmann::json::array();
   for (size_t i = 0; i < report.suggestions.size(); ++i) {
