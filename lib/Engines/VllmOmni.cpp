@@ -28,10 +28,10 @@ namespace {
 
 /// The support matrix of docs/user_guide/diffusion_features.md:117-171 for
 /// ditc's families (Wan: the Wan2.2 row; FLUX.1; SD3.5; Qwen-Image).
-struct Support {
+struct OmniSupport {
   bool listed, sp, cfg, tp, pp;
 };
-Support supportOf(const std::string &family) {
+OmniSupport omniSupportOf(const std::string &family) {
   if (family == "wan")
     return {true, true, true, true, true};
   if (family == "qwen_image")
@@ -140,7 +140,7 @@ public:
   std::vector<EngineFinding> check(const EngineTarget &target) const override {
     std::vector<EngineFinding> findings;
     const Degrees &d = target.deployment.find("transformer")->degrees;
-    Support support = supportOf(familyOf(target.spec));
+    OmniSupport support = omniSupportOf(familyOf(target.spec));
     bool parallel = d.worldSize() > d[Axis::DP];
     auto refuse = [&](const std::string &axis) {
       findings.push_back({"vllm-omni-model-support",

@@ -21,11 +21,11 @@ namespace {
 /// Which parallelism xDiT offers a family: README.md:107-139 (the model
 /// table) with the runner's capabilities (runner_models/*.py); listed is
 /// false for a family xDiT has no pipeline for.
-struct Support {
+struct XDiTSupport {
   bool listed, cfg, sp, pipefusion, tp;
 };
 
-Support supportOf(const std::string &family) {
+XDiTSupport xdiTSupportOf(const std::string &family) {
   if (family == "flux")
     return {true, false, true, true, false}; // CFG "NA": guidance-distilled
   if (family == "wan")
@@ -281,7 +281,7 @@ public:
     std::vector<EngineFinding> findings;
     const Degrees &d = target.deployment.find("transformer")->degrees;
     std::string family = familyOf(target.spec);
-    Support support = supportOf(family);
+    XDiTSupport support = xdiTSupportOf(family);
     auto refuse = [&](const std::string &axis) {
       findings.push_back({"xdit-model-support",
                           "xDiT offers no " + axis + " for " + target.spec.name + " (" +

@@ -46,7 +46,7 @@ std::string floats(std::initializer_list<float> values) {
   return out;
 }
 
-std::string refusal(const std::string &path) {
+std::string safeTensorsRefusal(const std::string &path) {
   try {
     SafeTensorsFile file(path);
   } catch (const BadInput &error) {
@@ -100,10 +100,11 @@ TEST(SafeTensors, RefusesBrokenFiles) {
   nlohmann::json one = {
       {"a", {{"dtype", "F32"}, {"shape", {2}}, {"data_offsets", {0, 8}}}}};
   std::string good = writeFile("one.safetensors", one.dump(), floats({1, 2}));
-  EXPECT_EQ(refusal(good), "");
+  EXPECT_EQ(safeTensorsRefusal(good), "");
 
   // Truncated: the data is shorter than the header says.
-  EXPECT_NE(refusal(writeFile("truncated.safetensors", one.dump(), floats({1})))
+  EXPECT_NE(safeTensorsRefusal(
+                writeFile("truncated.safetensors", one.dump(), floats({1})))
                 .find("ends at 8, past the 4 data bytes"),
             std::string::npos);
   // A header length past the end of the file.
@@ -113,55 +114,66 @@ TEST(SafeTensors, RefusesBrokenFiles) {
     std::fwrite("\xff\xff\x00\x00\x00\x00\x00\x00{}", 1, 10, f);
     std::fclose(f);
   }
-  EXPECT_NE(refusal(path).find("runs past the end"), std::string::npos);
+  EXPECT_NE(safeTensorsRefusal(path).find("runs past the end"),
+            std::string::npos);
   // Shorter than a header length.
   {
     FILE *f = std::fopen(path.c_str(), "wb");
     std::fwrite("\x01\x02", 1, 2, f);
     std::fclose(f);
   }
-  EXPECT_NE(refusal(path).find("shorter than the 8-byte header length"),
-            std::string::npos);
+  EXPECT_NE(
+      safeTensorsRefusal(path).find("shorter than the 8-byte header length"),
+      std::string::npos);
   // A header that is not JSON.
-  EXPECT_NE(refusal(writeFile("not-json.safetensors", "{not json", "")).find("malformed JSON"),
-            std::string::npos);
+  EXPECT_NE(
+      safeTensorsRefusal(writeFile("not-json.safetensors", "{not json", ""))
+          .find("malformed JSON"),
+      std::string::npos);
   // Overlapping offsets.
   nlohmann::json overlap = {
       {"a", {{"dtype", "F32"}, {"shape", {2}}, {"data_offsets", {0, 8}}}},
       {"b", {{"dtype", "F32"}, {"shape", {1}}, {"data_offsets", {4, 8}}}}};
-  EXPECT_NE(refusal(writeFile("overlap.safetensors", overlap.dump(), floats({1, 2})))
-                .find("tensor 'b' starts at data byte 4, inside tensor 'a' (data "
-                      "bytes 0 to 8): offsets overlap"),
-            std::string::npos);
+  EXPECT_NE(
+      safeTensorsRefusal(
+          writeFile("overlap.safetensors", overlap.dump(), floats({1, 2})))
+          .find("tensor 'b' starts at data byte 4, inside tensor 'a' (data "
+                "bytes 0 to 8): offsets overlap"),
+      std::string::npos);
   // An overlap that also leaves a hole is reported as the overlap.
   nlohmann::json both = {
       {"a", {{"dtype", "F32"}, {"shape", {1}}, {"data_offsets", {4, 8}}}},
       {"b", {{"dtype", "F32"}, {"shape", {1}}, {"data_offsets", {4, 8}}}}};
-  EXPECT_NE(refusal(writeFile("both.safetensors", both.dump(), floats({1, 2})))
+  EXPECT_NE(safeTensorsRefusal(
+                writeFile("both.safetensors", both.dump(), floats({1, 2})))
                 .find("offsets overlap"),
             std::string::npos);
   // A hole between tensors.
   nlohmann::json hole = {
       {"a", {{"dtype", "F32"}, {"shape", {1}}, {"data_offsets", {0, 4}}}},
       {"b", {{"dtype", "F32"}, {"shape", {1}}, {"data_offsets", {8, 12}}}}};
-  EXPECT_NE(refusal(writeFile("hole.safetensors", hole.dump(), floats({1, 2, 3})))
+  EXPECT_NE(safeTensorsRefusal(
+                writeFile("hole.safetensors", hole.dump(), floats({1, 2, 3})))
                 .find("data bytes 4 to 8, between tensor 'a' and tensor 'b', "
                       "belong to no tensor"),
             std::string::npos);
   // An unknown dtype names the tensor.
   nlohmann::json i64 = {
       {"a", {{"dtype", "I64"}, {"shape", {1}}, {"data_offsets", {0, 8}}}}};
-  std::string message = refusal(writeFile("i64.safetensors", i64.dump(), floats({1, 2})));
+  std::string message = safeTensorsRefusal(
+      writeFile("i64.safetensors", i64.dump(), floats({1, 2})));
   EXPECT_NE(message.find("tensor 'a'"), std::string::npos);
   EXPECT_NE(message.find("'I64'"), std::string::npos);
   // A size that disagrees with the shape.
   nlohmann::json size = {
       {"a", {{"dtype", "F32"}, {"shape", {3}}, {"data_offsets", {0, 8}}}}};
-  EXPECT_NE(refusal(writeFile("size.safetensors", size.dump(), floats({1, 2})))
+  EXPECT_NE(safeTensorsRefusal(
+                writeFile("size.safetensors", size.dump(), floats({1, 2})))
                 .find("needs 12"),
             std::string::npos);
   // A regular file only.
-  EXPECT_NE(refusal("/dev/zero").find("character device"), std::string::npos);
+  EXPECT_NE(safeTensorsRefusal("/dev/zero").find("character device"),
+            std::string::npos);
 }
 
 // The header is a JSON object from its first byte, padded at the end with
@@ -170,19 +182,26 @@ TEST(SafeTensors, HeaderPaddingIsSpacesOnly) {
   nlohmann::json one = {
       {"a", {{"dtype", "F32"}, {"shape", {2}}, {"data_offsets", {0, 8}}}}};
   std::string data = floats({1, 2});
-  EXPECT_EQ(refusal(writeFile("spaces.safetensors", one.dump() + "      ", data)), "");
-  EXPECT_NE(refusal(writeFile("nul.safetensors", one.dump() + std::string(6, '\0'), data))
-                .find("holds a NUL byte"),
-            std::string::npos);
-  EXPECT_NE(refusal(writeFile("bom.safetensors", "\xEF\xBB\xBF" + one.dump(), data))
+  EXPECT_EQ(safeTensorsRefusal(
+                writeFile("spaces.safetensors", one.dump() + "      ", data)),
+            "");
+  EXPECT_NE(
+      safeTensorsRefusal(
+          writeFile("nul.safetensors", one.dump() + std::string(6, '\0'), data))
+          .find("holds a NUL byte"),
+      std::string::npos);
+  EXPECT_NE(safeTensorsRefusal(
+                writeFile("bom.safetensors", "\xEF\xBB\xBF" + one.dump(), data))
                 .find("starts with byte 0xef"),
             std::string::npos);
-  EXPECT_NE(refusal(writeFile("lead.safetensors", " " + one.dump(), data))
-                .find("starts with byte 0x20"),
-            std::string::npos);
-  EXPECT_NE(refusal(writeFile("tab.safetensors", one.dump() + "\t", data))
-                .find("does not end with '}'"),
-            std::string::npos);
+  EXPECT_NE(
+      safeTensorsRefusal(writeFile("lead.safetensors", " " + one.dump(), data))
+          .find("starts with byte 0x20"),
+      std::string::npos);
+  EXPECT_NE(
+      safeTensorsRefusal(writeFile("tab.safetensors", one.dump() + "\t", data))
+          .find("does not end with '}'"),
+      std::string::npos);
 }
 
 } // namespace

@@ -57,7 +57,7 @@ void writeTensors(const std::string &path,
   writeText(path, bytes + text + data);
 }
 
-std::string refusal(const std::string &dir) {
+std::string snapshotRefusal(const std::string &dir) {
   try {
     Snapshot snapshot(dir);
   } catch (const BadInput &error) {
@@ -149,32 +149,36 @@ TEST(Snapshot, FollowsHubCacheLinks) {
   EXPECT_EQ(out[5], 5.0f);
   ::unlink((dir + "/snapshot/" + kWeightsFile).c_str());
   ASSERT_EQ(::symlink("../blobs", (dir + "/snapshot/" + kWeightsFile).c_str()), 0);
-  EXPECT_NE(refusal(dir + "/snapshot").find("is a folder, expected a regular safetensors file"),
+  EXPECT_NE(snapshotRefusal(dir + "/snapshot")
+                .find("is a folder, expected a regular safetensors file"),
             std::string::npos)
-      << refusal(dir + "/snapshot");
+      << snapshotRefusal(dir + "/snapshot");
 }
 
 TEST(Snapshot, RefusesBrokenLayouts) {
   std::string empty = freshDir();
-  EXPECT_NE(refusal(empty).find("neither model_index.json"), std::string::npos);
-  EXPECT_NE(refusal(empty + "/nothing").find("is not a folder"), std::string::npos);
+  EXPECT_NE(snapshotRefusal(empty).find("neither model_index.json"),
+            std::string::npos);
+  EXPECT_NE(snapshotRefusal(empty + "/nothing").find("is not a folder"),
+            std::string::npos);
 
   // A transformer folder without weights.
   std::string bare = freshDir();
   writeText(bare + "/config.json", "{}");
-  EXPECT_NE(refusal(bare).find("holds neither diffusion_pytorch_model.safetensors"),
+  EXPECT_NE(snapshotRefusal(bare).find(
+                "holds neither diffusion_pytorch_model.safetensors"),
             std::string::npos);
 
   // A missing shard names the shard file.
   std::string dir = pipeline();
   ::unlink((dir + "/transformer/b.safetensors").c_str());
-  std::string message = refusal(dir);
+  std::string message = snapshotRefusal(dir);
   EXPECT_NE(message.find("b.safetensors: no such file"), std::string::npos) << message;
 
   // An index entry whose shard lacks the tensor names the entry and the shard.
   dir = pipeline();
   writeTensors(dir + "/transformer/b.safetensors", {{"v", {3}}}, 100);
-  message = refusal(dir);
+  message = snapshotRefusal(dir);
   EXPECT_NE(message.find("weight_map.u"), std::string::npos) << message;
   EXPECT_NE(message.find("which holds no tensor of that name"), std::string::npos)
       << message;
@@ -183,21 +187,24 @@ TEST(Snapshot, RefusesBrokenLayouts) {
   dir = pipeline();
   writeText(dir + "/transformer/" + kWeightsIndexFile,
             R"({"weight_map": {"w": "../transformer_2/diffusion_pytorch_model.safetensors"}})");
-  message = refusal(dir);
+  message = snapshotRefusal(dir);
   EXPECT_NE(message.find("must be a plain file name"), std::string::npos) << message;
 
   // An index without a weight_map, and a config that is not an object.
   dir = pipeline();
   writeText(dir + "/transformer/" + kWeightsIndexFile, R"({"metadata": {}})");
-  EXPECT_NE(refusal(dir).find("weight_map"), std::string::npos);
+  EXPECT_NE(snapshotRefusal(dir).find("weight_map"), std::string::npos);
   dir = pipeline();
   writeText(dir + "/transformer_2/config.json", "[1]");
-  EXPECT_NE(refusal(dir).find("transformer_2/config.json: top level is"), std::string::npos);
+  EXPECT_NE(
+      snapshotRefusal(dir).find("transformer_2/config.json: top level is"),
+      std::string::npos);
 
   // A pipeline folder needs its transformer/.
   std::string noTransformer = freshDir();
   writeText(noTransformer + "/model_index.json", "{}");
-  EXPECT_NE(refusal(noTransformer).find("no transformer/ folder"), std::string::npos);
+  EXPECT_NE(snapshotRefusal(noTransformer).find("no transformer/ folder"),
+            std::string::npos);
 }
 
 TEST(Snapshot, SliceSpansFollowTheTpSplit) {

@@ -30,7 +30,7 @@ namespace ditc {
 
 namespace {
 
-const Flag kOutput =
+const Flag kProfileOutput =
     Flag::option("-o", "PROFILE.json", "the profile to write (atomically)");
 const Flag kName = Flag::option("--name", "NAME",
                                 "the profile's name (default calibrated)");
@@ -56,17 +56,18 @@ const Flag kFrom =
     Flag::option("--from-measurements", "RAW",
                  "fit a profile to measurements written earlier\n"
                  "instead of measuring");
-const Flag kFormat = formatFlag("json: one document on stdout, {\"written\",\n"
-                                "\"name\", \"cores\", \"profile\"}; errors as "
-                                "JSON too");
+const Flag kCalibrateFormat =
+    formatFlag("json: one document on stdout, {\"written\",\n"
+               "\"name\", \"cores\", \"profile\"}; errors as "
+               "JSON too");
 
 const std::vector<const Flag *> kMeasureFlags = {&kThreads, &kRanks,
                                                  &kRoundSeconds, &kTimeout};
 
 std::vector<FlagGroup> calibrateFlags() {
   return {{"flags",
-           {&kOutput, &kName, &kRuntime, &kThreads, &kRanks, &kRoundSeconds,
-            &kTimeout, &kKeep, &kFrom, &kFormat}}};
+           {&kProfileOutput, &kName, &kRuntime, &kThreads, &kRanks,
+            &kRoundSeconds, &kTimeout, &kKeep, &kFrom, &kCalibrateFormat}}};
 }
 
 /// dit-calibrate beside this ditc (both land in the build's bin/).
@@ -128,18 +129,19 @@ measured, on which host, when and how.
 
 int runCalibrate(const std::vector<std::string> &argv) {
   ArgParser args = parseFlags("ditc calibrate", calibrateFlags(), argv);
-  Format format = readFormat(args, kFormat);
+  Format format = readFormat(args, kCalibrateFormat);
   args.expectPositionals(0, "no positional arguments");
-  if (!args.get(kOutput))
-    badFlag(kOutput.name, "",
-            "'ditc calibrate' needs " + kOutput.name + " " + kOutput.metavar);
-  std::string output = *args.get(kOutput);
+  if (!args.get(kProfileOutput))
+    badFlag(kProfileOutput.name, "",
+            "'ditc calibrate' needs " + kProfileOutput.name + " " +
+                kProfileOutput.metavar);
+  std::string output = *args.get(kProfileOutput);
   // The profile may not replace what the command reads, nor the kept
   // measurements (the runtime's output policy, IO/OutputPolicy.h).
   runtime::OutputPolicy outputs;
   if (auto from = args.get(kFrom))
     outputs.readsInput(kFrom.name, *from);
-  outputs.claimOutput(kOutput.name, output);
+  outputs.claimOutput(kProfileOutput.name, output);
   if (!args.get(kFrom))
     if (auto keep = args.get(kKeep))
       outputs.claimOutput(kKeep.name, *keep);

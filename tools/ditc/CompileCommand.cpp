@@ -15,9 +15,9 @@ namespace ditc {
 
 namespace {
 
-const Flag kOutput =
+const Flag kPlanDir =
     Flag::option("-o", "PLAN_DIR", "the plan folder (new or empty); required");
-const Flag kSummary = Flag::switchFlag(
+const Flag kCompileSummary = Flag::switchFlag(
     "--summary", "print per-program collectives and bytes per step");
 const Flag kPerRank =
     Flag::switchFlag("--per-rank", "also write rank-<r>/ bundles (manifest + "
@@ -39,7 +39,7 @@ const Flag kUlyssesHeadGroups =
 
 std::vector<FlagGroup> compileFlags() {
   return {parallelFlags(), workloadFlags(),
-          commonFlags({&kOutput, &kDtypeFlag, &kSummary, &kPerRank,
+          commonFlags({&kPlanDir, &kDtypeFlag, &kCompileSummary, &kPerRank,
                        &kNoBatchBranches, &kUlyssesHeadGroups, &kEmitFlag})};
 }
 
@@ -66,10 +66,10 @@ int runCompile(const Argv &argv) {
   ArgParser args = parseFlags("ditc compile", compileFlags(), argv);
   args.expectPositionals(1, kModelArgument);
   Format format = readFormat(args);
-  auto output = args.get(kOutput);
+  auto output = args.get(kPlanDir);
   if (!output || output->empty())
-    badFlag(kOutput.name, output.value_or(""),
-            "'ditc compile' needs " + kOutput.name + " " + kOutput.metavar);
+    badFlag(kPlanDir.name, output.value_or(""),
+            "'ditc compile' needs " + kPlanDir.name + " " + kPlanDir.metavar);
   ElementType elementType = readElementType(args);
   Request request = readRequest(args);
 
@@ -141,7 +141,7 @@ int runCompile(const Argv &argv) {
   // What the check said about a legal configuration still holds for
   // its plan: a cross-node group or an idle cfg rank is worth seeing.
   printDiagnosticsText(request, report);
-  if (args.has(kSummary))
+  if (args.has(kCompileSummary))
     llvm::outs() << formatPlanSummary(*plan);
   llvm::outs() << "compiled " << escapeInvalidUtf8(request.spec.name) << " for "
                << request.deployment.numGpus

@@ -11,9 +11,9 @@ namespace ditc {
 
 namespace {
 
-const Flag kOutput =
+const Flag kModuleOutput =
     Flag::option("-o", "FILE", "write the module to FILE instead of stdout");
-const Flag kSummary = Flag::switchFlag(
+const Flag kImportSummary = Flag::switchFlag(
     "--summary", "print a readable summary instead of the module\n(with -o, "
                  "the module still goes to FILE)");
 const Flag kSummaryFormat = formatFlag("the summary's format (default text)");
@@ -25,8 +25,8 @@ const Flag kDebugInfo =
 std::vector<FlagGroup> importFlags() {
   return {workloadFlags(),
           {"flags",
-           {&kDtypeFlag, &kOutput, &kSummary, &kSummaryFormat, &kDebugInfo,
-            &kHelpFlag, &kHelpLongFlag}}};
+           {&kDtypeFlag, &kModuleOutput, &kImportSummary, &kSummaryFormat,
+            &kDebugInfo, &kHelpFlag, &kHelpLongFlag}}};
 }
 
 } // namespace
@@ -45,7 +45,7 @@ int runImport(const Argv &argv) {
   ArgParser args = parseFlags("ditc import", importFlags(), argv);
   args.expectPositionals(1, kModelArgument);
   Format format = readFormat(args, kSummaryFormat);
-  if (format == Format::Json && !args.has(kSummary))
+  if (format == Format::Json && !args.has(kImportSummary))
     badFlag(kSummaryFormat.name, "json",
             "--format json describes the --summary report (the module "
             "itself is MLIR text); add --summary");
@@ -68,13 +68,13 @@ int runImport(const Argv &argv) {
   module->print(os, flags);
   os << "\n";
   os.flush();
-  if (auto output = args.get(kOutput))
+  if (auto output = args.get(kModuleOutput))
     writeFileAtomically(*output, text);
   if (format == Format::Json)
     printJson(importSummaryJson(spec, workload, *module));
-  else if (args.has(kSummary))
+  else if (args.has(kImportSummary))
     printImportSummary(llvm::outs(), spec, workload, *module);
-  else if (!args.get(kOutput))
+  else if (!args.get(kModuleOutput))
     llvm::outs() << text;
   return 0;
 }

@@ -21,7 +21,7 @@ namespace {
 const Flag kNumGpus = Flag::option("--num-gpus", "N", "GPUs in the cluster")
                           .json("num_gpus")
                           .range(1, 1 << 16);
-const Flag kGpusPerNode =
+const Flag kSearchGpusPerNode =
     Flag::option("--gpus-per-node", "M",
                  "ranks per node (default: the profile's, or N\n"
                  "when smaller); must divide N")
@@ -44,15 +44,15 @@ const Flag kObjective =
         .json("objective");
 const Flag kTop =
     Flag::option("--top", "K|all", "rows to print (default 10)").range(1, 1 << 20);
-const Flag kBackend = Flag::option("--attention-backend", "NAME",
-                                   "the attention kernel (default fa)");
+const Flag kSearchBackend = Flag::option("--attention-backend", "NAME",
+                                         "the attention kernel (default fa)");
 // Taken, but not in search's --help.
-const Flag kFormat = formatFlag("output format (default text)").hidden();
+const Flag kSearchFormat = formatFlag("output format (default text)").hidden();
 
 std::vector<FlagGroup> searchFlags() {
   return {{"search flags",
-           {&kNumGpus, &kGpusPerNode, &kHardware, &kObjective, &kTop,
-            &kBackend, &kDtypeFlag, &kFormat}},
+           {&kNumGpus, &kSearchGpusPerNode, &kHardware, &kObjective, &kTop,
+            &kSearchBackend, &kDtypeFlag, &kSearchFormat}},
           workloadFlags(),
           {"other engines (docs/engines.md)", {&kEngineFlag, &kEmitFlag}}};
 }
@@ -183,7 +183,7 @@ rejected is printed),
 int runSearch(const std::vector<std::string> &argv) {
   ArgParser args = parseFlags("ditc search", searchFlags(), argv);
   args.expectPositionals(1, kModelArgument);
-  Format format = readFormat(args, kFormat);
+  Format format = readFormat(args, kSearchFormat);
   if (!args.has(kNumGpus))
     badFlag(kNumGpus.name, "",
             "'ditc search' needs " + kNumGpus.name + " " + kNumGpus.metavar);
@@ -191,11 +191,11 @@ int runSearch(const std::vector<std::string> &argv) {
   options.numGpus = *args.getInt(kNumGpus);
   options.hardware =
       loadHardwareProfile(args.get(kHardware).value_or("h100-sxm"));
-  if (auto perNode = args.get(kGpusPerNode)) {
-    options.gpusPerNode = *args.getInt(kGpusPerNode);
+  if (auto perNode = args.get(kSearchGpusPerNode)) {
+    options.gpusPerNode = *args.getInt(kSearchGpusPerNode);
     if (options.numGpus % options.gpusPerNode != 0)
-      badFlag(kGpusPerNode.name, *perNode,
-              kGpusPerNode.name + " " + *perNode + " does not divide " +
+      badFlag(kSearchGpusPerNode.name, *perNode,
+              kSearchGpusPerNode.name + " " + *perNode + " does not divide " +
                   kNumGpus.name + " " + std::to_string(options.numGpus) +
                   "; every node must hold the same number of ranks");
   } else {
@@ -205,7 +205,7 @@ int runSearch(const std::vector<std::string> &argv) {
               kNumGpus.name + " " + std::to_string(options.numGpus) +
                   " is not a whole number of " + options.hardware.name +
                   " nodes of " + std::to_string(options.gpusPerNode) +
-                  " GPUs; pass " + kGpusPerNode.name);
+                  " GPUs; pass " + kSearchGpusPerNode.name);
   }
   std::string objective = args.getChoice(kObjective).value_or("end-to-end");
   options.objective = objective == "throughput" ? Objective::Throughput
@@ -216,7 +216,7 @@ int runSearch(const std::vector<std::string> &argv) {
       top == "all" ? SIZE_MAX
                    : size_t(parseIntegerFlag(kTop.name, top, kTop.min, kTop.max));
   ParallelFlags flags;
-  flags.backend = args.get(kBackend);
+  flags.backend = args.get(kSearchBackend);
   Deployment deployment = deploymentFromFlags(flags);
   // A bad engine name fails before the search.
   const engines::Engine *onlyFor = readEngineFlag(args, kEngineFlag);
@@ -259,7 +259,7 @@ int runSearch(const std::vector<std::string> &argv) {
     flags.ulysses = c.config.degrees[Axis::Ulysses];
     flags.ring = c.config.degrees[Axis::Ring];
     flags.kvGather = c.config.degrees[Axis::KVGather];
-    flags.backend = args.get(kBackend);
+    flags.backend = args.get(kSearchBackend);
     return deploymentFromFlags(flags);
   };
   // --engine ENGINE: only what that engine can run is ranked.
@@ -289,7 +289,7 @@ int runSearch(const std::vector<std::string> &argv) {
     nlohmann::json out = {
         {"model", escapeInvalidUtf8(spec.name)},
         {kNumGpus.jsonKey, options.numGpus},
-        {kGpusPerNode.jsonKey, options.gpusPerNode},
+        {kSearchGpusPerNode.jsonKey, options.gpusPerNode},
         {kHardware.jsonKey, options.hardware.name},
         {kObjective.jsonKey, objective},
         {"single_gpu_step_ms", result.singleGpu.stepSeconds * 1e3},

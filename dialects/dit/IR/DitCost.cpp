@@ -125,16 +125,13 @@ void RMSNormOp::getTraffic(const MeshContext &mesh,
 // VAE decoder
 //===----------------------------------------------------------------------===//
 
-static int64_t channelsOf(Value value) {
-  return cast<RankedTensorType>(value.getType()).getDimSize(1);
-}
-
 /// Each output element is a dot product over C_in x kernel inputs.
 int64_t ConvOp::getFlops() {
   int64_t taps = 1;
   for (int64_t k : getKernel())
     taps *= k;
-  return 2 * numElements(getResult().getType()) * channelsOf(getInput()) * taps;
+  return 2 * numElements(getResult().getType()) * vaeChannelsOf(getInput()) *
+         taps;
 }
 
 /// time_conv runs on every frame but the first: 2C outputs of 3C inputs.

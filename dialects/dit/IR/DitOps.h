@@ -30,6 +30,10 @@ namespace mlir::dit {
 /// image or video tensor or its rows are not a multiple of `latentRows`.
 int64_t rowsPerLatentRow(Type type, int64_t latentRows);
 
+/// The channels (dim 1) of a VAE decoder activation, which the decoder's
+/// ops lay out as [batch, channels, (frames,) rows, cols].
+int64_t vaeChannelsOf(Value value);
+
 /// The tensor-parallel role of a linear in a text encoder's graph, read
 /// from the graph (Megatron's split, as for the transformer's blocks):
 /// "column" for one whose result feeds an attention or the feed-forward's

@@ -159,7 +159,7 @@ void PatchEmbedOp::getParameters(int64_t,
 // shapes diffusers stores.
 //===----------------------------------------------------------------------===//
 
-static int64_t channelsOf(Value value) {
+int64_t mlir::dit::vaeChannelsOf(Value value) {
   return cast<RankedTensorType>(value.getType()).getDimSize(1);
 }
 
@@ -174,12 +174,12 @@ static void convParameters(SmallVectorImpl<ParameterSpec> &out, StringRef name,
 }
 
 void ConvOp::getParameters(int64_t, SmallVectorImpl<ParameterSpec> &parameters) {
-  convParameters(parameters, getWeight(), channelsOf(getResult()),
-                 channelsOf(getInput()), getKernel());
+  convParameters(parameters, getWeight(), vaeChannelsOf(getResult()),
+                 vaeChannelsOf(getInput()), getKernel());
 }
 
 void GroupNormOp::getParameters(int64_t, SmallVectorImpl<ParameterSpec> &parameters) {
-  int64_t c = channelsOf(getInput());
+  int64_t c = vaeChannelsOf(getInput());
   add(parameters, getWeight().str() + ".weight", {c});
   add(parameters, getWeight().str() + ".bias", {c});
 }
@@ -188,20 +188,20 @@ void GroupNormOp::getParameters(int64_t, SmallVectorImpl<ParameterSpec> &paramet
 /// [C, 1, 1], for videos [C, 1, 1, 1].
 void ChannelRMSNormOp::getParameters(int64_t,
                                      SmallVectorImpl<ParameterSpec> &parameters) {
-  int64_t c = channelsOf(getInput());
+  int64_t c = vaeChannelsOf(getInput());
   add(parameters, getWeight().str() + ".gamma",
       getImageGamma() ? SmallVector<int64_t>{c, 1, 1} : SmallVector<int64_t>{c, 1, 1, 1});
 }
 
 void TemporalUpsampleOp::getParameters(int64_t,
                                        SmallVectorImpl<ParameterSpec> &parameters) {
-  int64_t c = channelsOf(getInput());
+  int64_t c = vaeChannelsOf(getInput());
   convParameters(parameters, getWeight(), 2 * c, c, {3, 1, 1});
 }
 
 void ImageAttentionOp::getParameters(int64_t,
                                      SmallVectorImpl<ParameterSpec> &parameters) {
-  int64_t c = channelsOf(getInput());
+  int64_t c = vaeChannelsOf(getInput());
   std::string name = getWeight().str();
   if (getQkvLayout() == QKVLayout::Stacked) {
     convParameters(parameters, name + ".to_qkv", 3 * c, c, {1, 1});

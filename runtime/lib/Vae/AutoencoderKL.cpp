@@ -11,10 +11,10 @@ namespace ditc::runtime {
 namespace {
 
 constexpr double kGroupNormEps = vae::kAutoencoderKLGroupNormEps;
-class Decoder {
+class KLDecoder {
 public:
-  Decoder(const AutoencoderKLConfig &config, const VaeParameters &params,
-          DecodeWork &work, Bands *bands)
+  KLDecoder(const AutoencoderKLConfig &config, const VaeParameters &params,
+            DecodeWork &work, Bands *bands)
       : config(config), params(params), work(work),
         bands(bands && bands->count() > 1 ? bands : nullptr) {}
 
@@ -130,7 +130,7 @@ at::Tensor decodeAutoencoderKL(const AutoencoderKLConfig &config,
                                Bands *bands) {
   at::NoGradGuard noGrad;
   DecodeWork counted;
-  at::Tensor pixels = Decoder(config, params, counted, bands)
+  at::Tensor pixels = KLDecoder(config, params, counted, bands)
                           .run(latents.to(at::kFloat).contiguous());
   if (work)
     *work = counted;

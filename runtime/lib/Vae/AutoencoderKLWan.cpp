@@ -17,13 +17,14 @@ constexpr int64_t kCachedFrames = 2;
 
 /// The decoder's per-chunk walk, with the feature cache that carries the
 /// last frames of every causal convolution from one chunk to the next.
-class Decoder {
+class WanDecoder {
 public:
   /// `latentRows`: the latent rows this rank decodes (its band's).
-  Decoder(const WanVaeConfig &config, const VaeParameters &params,
-          DecodeWork &work, Bands *bands, int64_t latentRows)
+  WanDecoder(const WanVaeConfig &config, const VaeParameters &params,
+             DecodeWork &work, Bands *bands, int64_t latentRows)
       : config(config), params(params), work(work), blocks(wanUpBlocks(config)),
-        bands(bands && bands->count() > 1 ? bands : nullptr), latentRows(latentRows) {}
+        bands(bands && bands->count() > 1 ? bands : nullptr),
+        latentRows(latentRows) {}
 
   /// One latent frame [B, z, 1, h, w] (after post_quant_conv) to its
   /// frames of pixels; `firstChunk` for latent frame 0.
@@ -295,7 +296,7 @@ at::Tensor decodeWanVae(const WanVaeConfig &config, const VaeParameters &params,
                         const at::Tensor &latents, DecodeWork *work, Bands *bands) {
   at::NoGradGuard noGrad;
   DecodeWork counted;
-  Decoder decoder(config, params, counted, bands, latents.size(3));
+  WanDecoder decoder(config, params, counted, bands, latents.size(3));
   at::Tensor x = decoder.pointwiseConv("post_quant_conv", latents.to(at::kFloat).contiguous());
   std::vector<at::Tensor> chunks;
   for (int64_t i = 0; i < x.size(2); ++i)
