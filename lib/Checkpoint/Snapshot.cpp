@@ -6,21 +6,10 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <sys/stat.h>
 
 namespace ditc::checkpoint {
 
 using nlohmann::json;
-
-static bool exists(const std::string &path) {
-  struct stat info;
-  return ::stat(path.c_str(), &info) == 0;
-}
-
-static bool isFolder(const std::string &path) {
-  struct stat info;
-  return ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
-}
 
 /// A shard name from the index must be a plain file name: no folder part,
 /// nothing hidden, so the index cannot direct a read out of its folder.
@@ -34,7 +23,7 @@ TransformerWeights::TransformerWeights(const std::string &folder,
                                        const std::string &stem)
     : name(component), dir(folder), singleFile(stem + ".safetensors") {
   std::string shownDir = escapeInvalidUtf8(dir);
-  if (!isFolder(dir))
+  if (!isDirectoryPath(dir))
     badFile(shownDir, "is not a folder (expected the " + component +
                           " folder of a diffusers snapshot)");
   configJson = JsonObject::parseFile(configPath()); // an object, or refused
@@ -42,7 +31,7 @@ TransformerWeights::TransformerWeights(const std::string &folder,
   std::string indexName = singleFile + ".index.json";
   std::string single = dir + "/" + singleFile;
   std::string indexFile = dir + "/" + indexName;
-  bool haveSingle = exists(single), haveIndex = exists(indexFile);
+  bool haveSingle = pathExists(single), haveIndex = pathExists(indexFile);
   if (!haveSingle && !haveIndex)
     badFile(shownDir, "holds neither " + singleFile + " nor " + indexName + " (the " +
                           component +
@@ -139,20 +128,20 @@ int64_t TransformerWeights::headerBytes() const {
 
 Snapshot::Snapshot(const std::string &folder) : dir(folder) {
   std::string shown = escapeInvalidUtf8(dir);
-  if (!isFolder(dir))
+  if (!isDirectoryPath(dir))
     badFile(shown, "is not a folder (expected a diffusers snapshot: a pipeline "
                    "folder with model_index.json, or a transformer folder)");
-  if (exists(dir + "/model_index.json")) {
+  if (pathExists(dir + "/model_index.json")) {
     kind = Layout::Pipeline;
     index = JsonObject::parseFile(dir + "/model_index.json");
-    if (!isFolder(dir + "/transformer"))
+    if (!isDirectoryPath(dir + "/transformer"))
       badFile(shown, "has model_index.json but no transformer/ folder");
     for (const char *part : {"transformer", "transformer_2"})
-      if (isFolder(dir + "/" + part))
+      if (isDirectoryPath(dir + "/" + part))
         parts[part] = std::make_unique<TransformerWeights>(dir + "/" + part, part);
     return;
   }
-  if (!exists(dir + "/config.json"))
+  if (!pathExists(dir + "/config.json"))
     badFile(shown, "is not a diffusers snapshot: it holds neither "
                    "model_index.json (a pipeline folder) nor config.json (a "
                    "transformer folder)");

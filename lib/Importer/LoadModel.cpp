@@ -10,25 +10,15 @@
 #include "Family.h"
 #include "ditc/Support/BadInput.h"
 #include "ditc/Support/JsonFile.h"
+#include "ditc/Support/ReadFile.h"
 #include "ditc/Support/Spelling.h"
 #include "ditc/Text/EncoderConfig.h"
 
 #include <algorithm>
-#include <filesystem>
 
 namespace ditc {
 
 using nlohmann::json;
-
-static bool isDirectory(const std::string &path) {
-  std::error_code ec;
-  return std::filesystem::is_directory(path, ec);
-}
-
-static bool exists(const std::string &path) {
-  std::error_code ec;
-  return std::filesystem::exists(path, ec);
-}
 
 namespace {
 /// "MODEL: no such file or folder, ..." with the bundled names and
@@ -197,14 +187,14 @@ ModelSpec readSnapshot(const std::string &dir) {
   }
   if (auto encoder = componentClass(index, spec.info().textEncoderKey))
     spec.textEncoderClass = *encoder;
-  if (exists(dir + "/vae/config.json"))
+  if (pathExists(dir + "/vae/config.json"))
     readVaeConfig(dir + "/vae/config.json", spec);
   // The text encoders ditc models, where the snapshot holds their config:
   // the importer validates each (a bad one exits 2 naming its file).
   for (const char *component : {"text_encoder", "text_encoder_2", "text_encoder_3"}) {
     std::optional<std::string> cls = componentClass(index, component);
     std::string path = dir + "/" + component + "/config.json";
-    if (!cls || !text::isModeledTextEncoderClass(*cls) || !exists(path))
+    if (!cls || !text::isModeledTextEncoderClass(*cls) || !pathExists(path))
       continue;
     json root = JsonObject::parseFile(path);
     spec.textEncoders.push_back(
@@ -221,10 +211,10 @@ ModelSpec loadModel(const std::string &model) {
                    "name, a config.json or a snapshot folder");
   std::string path = model;
   std::string name = model;
-  if (!exists(path)) {
+  if (!pathExists(path)) {
     bool bareName = model.find('/') == std::string::npos;
     std::string bundled = bundledModelsDir() + "/" + model;
-    if (bareName && isDirectory(bundled)) {
+    if (bareName && isDirectoryPath(bundled)) {
       path = bundled;
     } else if (std::optional<BundledModel> match = findBundledModel(model)) {
       path = match->path;
@@ -234,10 +224,10 @@ ModelSpec loadModel(const std::string &model) {
     }
   }
   ModelSpec spec;
-  if (isDirectory(path)) {
-    if (exists(path + "/model_index.json"))
+  if (isDirectoryPath(path)) {
+    if (pathExists(path + "/model_index.json"))
       spec = readSnapshot(path);
-    else if (exists(path + "/config.json"))
+    else if (pathExists(path + "/config.json"))
       spec = readTransformerConfig(path + "/config.json");
     else
       badFile(path, "folder holds neither model_index.json (a snapshot) nor "

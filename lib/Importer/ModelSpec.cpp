@@ -9,13 +9,13 @@
 #include "ditc/Importer/ModelSpec.h"
 #include "ditc/Support/BadInput.h"
 #include "ditc/Support/JsonFile.h"
+#include "ditc/Support/ReadFile.h"
 #include "ditc/Support/Spelling.h"
 #include "ditc/Support/Utf8.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <dirent.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef DITC_SOURCE_MODELS_DIR
@@ -30,16 +30,6 @@ using nlohmann::json;
 // Files and folders
 //===----------------------------------------------------------------------===//
 
-static bool isDirectory(const std::string &path) {
-  struct stat info;
-  return ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
-}
-
-static bool exists(const std::string &path) {
-  struct stat info;
-  return ::stat(path.c_str(), &info) == 0;
-}
-
 /// <prefix>/share/ditc/models for an executable in <prefix>/bin, as
 /// `cmake --install` lays them out; empty when there is no such folder.
 static std::string installedModelsDir() {
@@ -52,7 +42,7 @@ static std::string installedModelsDir() {
   if (slash == std::string::npos)
     return "";
   std::string dir = path.substr(0, slash) + "/../share/ditc/models";
-  return isDirectory(dir) ? dir : "";
+  return isDirectoryPath(dir) ? dir : "";
 }
 
 std::string bundledModelsDir() {
@@ -72,7 +62,7 @@ std::vector<BundledModel> listBundledModels() {
   while (dirent *entry = ::readdir(dir)) {
     std::string name = entry->d_name;
     std::string path = root + "/" + name;
-    if (name[0] != '.' && exists(path + "/transformer/config.json"))
+    if (name[0] != '.' && pathExists(path + "/transformer/config.json"))
       models.push_back({name, path});
   }
   ::closedir(dir);
@@ -85,7 +75,7 @@ std::vector<BundledModel> listBundledModels() {
 
 std::vector<std::string> bundledRepoIds(const BundledModel &model) {
   std::string path = model.path + "/hub.json";
-  if (!exists(path))
+  if (!pathExists(path))
     return {};
   json root = JsonObject::parseFile(path);
   JsonObject hub(path, &root);

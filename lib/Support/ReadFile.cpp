@@ -108,4 +108,14 @@ std::string readRegularFile(const std::string &path, int64_t maxBytes,
   return RegularFile(path, maxBytes, options).readAll();
 }
 
+bool pathExists(const std::string &path) {
+  struct stat info;
+  return ::stat(path.c_str(), &info) == 0;
+}
+
+bool isDirectoryPath(const std::string &path) {
+  struct stat info;
+  return ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+}
+
 } // namespace ditc

@@ -15,7 +15,7 @@ ArgParser makeParser() {
   return args;
 }
 
-std::string errorOf(const std::vector<std::string> &argv) {
+std::string argParseError(const std::vector<std::string> &argv) {
   ArgParser args = makeParser();
   try {
     args.parse(argv);
@@ -43,26 +43,31 @@ TEST(ArgParser, AcceptsEqualsForm) {
 }
 
 TEST(ArgParser, RejectsUnknownFlagAndNamesTheKnownOnes) {
-  std::string error = errorOf({"--heigth", "480"});
+  std::string error = argParseError({"--heigth", "480"});
   EXPECT_NE(error.find("unknown flag '--heigth'"), std::string::npos) << error;
   EXPECT_NE(error.find("--height"), std::string::npos) << error;
 }
 
 TEST(ArgParser, RejectsBadNumbers) {
-  EXPECT_NE(errorOf({"--height", "abc"}).find("is not a number"), std::string::npos);
-  EXPECT_NE(errorOf({"--height", "0"}).find("out of range"), std::string::npos);
-  EXPECT_NE(errorOf({"--height", "-5"}).find("out of range"), std::string::npos);
-  EXPECT_NE(errorOf({"--height", "99999999999999999999999"}).find("overflows"),
+  EXPECT_NE(argParseError({"--height", "abc"}).find("is not a number"),
             std::string::npos);
-  EXPECT_NE(errorOf({"--height"}).find("needs a value"), std::string::npos);
-  EXPECT_NE(errorOf({"--height", "4", "--height", "8"}).find("twice"),
+  EXPECT_NE(argParseError({"--height", "0"}).find("out of range"),
+            std::string::npos);
+  EXPECT_NE(argParseError({"--height", "-5"}).find("out of range"),
+            std::string::npos);
+  EXPECT_NE(
+      argParseError({"--height", "99999999999999999999999"}).find("overflows"),
+      std::string::npos);
+  EXPECT_NE(argParseError({"--height"}).find("needs a value"),
+            std::string::npos);
+  EXPECT_NE(argParseError({"--height", "4", "--height", "8"}).find("twice"),
             std::string::npos);
 }
 
 TEST(ArgParser, SuggestsTheNearestFlag) {
-  std::string error = errorOf({"--hieght", "480"});
+  std::string error = argParseError({"--hieght", "480"});
   EXPECT_NE(error.find("did you mean --height?"), std::string::npos) << error;
-  EXPECT_EQ(errorOf({"--colour", "red"}).find("did you mean"),
+  EXPECT_EQ(argParseError({"--colour", "red"}).find("did you mean"),
             std::string::npos);
 }
 

@@ -8,8 +8,8 @@ using nlohmann::json;
 
 namespace {
 
-std::string errorOf(const std::function<void(const JsonObject &)> &read,
-                    const json &value) {
+std::string jsonReadError(const std::function<void(const JsonObject &)> &read,
+                          const json &value) {
   JsonObject object("cfg.json", &value);
   try {
     read(object);
@@ -28,15 +28,18 @@ TEST(JsonObject, ReadsInRangeIntegers) {
 
 TEST(JsonObject, NamesFileFieldValueAndRange) {
   auto read = [](const JsonObject &o) { o.getInt("heads", 1, 4096); };
-  EXPECT_EQ(errorOf(read, {{"heads", 0}}),
+  EXPECT_EQ(jsonReadError(read, {{"heads", 0}}),
             "cfg.json: field 'heads' is 0, expected an integer in [1, 4096]");
-  EXPECT_EQ(errorOf(read, {{"heads", "forty"}}),
+  EXPECT_EQ(jsonReadError(read, {{"heads", "forty"}}),
             "cfg.json: field 'heads' is a string \"forty\", expected an "
             "integer in [1, 4096]");
-  EXPECT_EQ(errorOf(read, json::object()),
-            "cfg.json: missing field 'heads' (expected an integer in [1, 4096])");
-  EXPECT_NE(errorOf(read, {{"heads", 1e30}}).find("overflows"), std::string::npos);
-  EXPECT_NE(errorOf(read, {{"heads", 4.0}}).find("a float"), std::string::npos);
+  EXPECT_EQ(
+      jsonReadError(read, json::object()),
+      "cfg.json: missing field 'heads' (expected an integer in [1, 4096])");
+  EXPECT_NE(jsonReadError(read, {{"heads", 1e30}}).find("overflows"),
+            std::string::npos);
+  EXPECT_NE(jsonReadError(read, {{"heads", 4.0}}).find("a float"),
+            std::string::npos);
 }
 
 TEST(JsonObject, NestedObjectsReportTheirKeyPath) {
@@ -44,7 +47,7 @@ TEST(JsonObject, NestedObjectsReportTheirKeyPath) {
   auto read = [](const JsonObject &o) {
     o.getObject("components").getObject("transformer").getInt("tp_size", 1, 64);
   };
-  EXPECT_EQ(errorOf(read, value),
+  EXPECT_EQ(jsonReadError(read, value),
             "cfg.json: field 'components.transformer.tp_size' is -1, expected "
             "an integer in [1, 64]");
 }
@@ -58,17 +61,25 @@ TEST(JsonObject, ObjectListsNameEachElement) {
   auto second = [](const JsonObject &o) {
     o.getObjectList("runs", "is not a list", false)[1].getInt("threads", 1, 8);
   };
-  EXPECT_EQ(errorOf(second, value),
-            "cfg.json: field 'runs[1].threads' is 0, expected an integer in [1, 8]");
+  EXPECT_EQ(
+      jsonReadError(second, value),
+      "cfg.json: field 'runs[1].threads' is 0, expected an integer in [1, 8]");
   auto list = [](const JsonObject &o) { o.getObjectList("runs", "is not a list", false); };
-  EXPECT_EQ(errorOf(list, {{"runs", {1}}}), "cfg.json: field 'runs[0]' is not an object");
-  EXPECT_NE(errorOf(list, json::object()).find("'runs'"), std::string::npos);
-  EXPECT_NE(errorOf(list, {{"runs", 3}}).find("is not a list"), std::string::npos);
-  EXPECT_NE(errorOf(list, {{"runs", json::array()}}).find("is not a list"),
+  EXPECT_EQ(jsonReadError(list, {{"runs", {1}}}),
+            "cfg.json: field 'runs[0]' is not an object");
+  EXPECT_NE(jsonReadError(list, json::object()).find("'runs'"),
             std::string::npos);
+  EXPECT_NE(jsonReadError(list, {{"runs", 3}}).find("is not a list"),
+            std::string::npos);
+  EXPECT_NE(
+      jsonReadError(list, {{"runs", json::array()}}).find("is not a list"),
+      std::string::npos);
   // Absent is refused even where an empty list is allowed.
-  EXPECT_NE(errorOf([](const JsonObject &o) { o.getObjectList("none", "is absent", true); },
-                    value)
+  EXPECT_NE(jsonReadError(
+                [](const JsonObject &o) {
+                  o.getObjectList("none", "is absent", true);
+                },
+                value)
                 .find("is absent"),
             std::string::npos);
   json empty = {{"runs", json::array()}};

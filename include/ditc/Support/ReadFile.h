@@ -65,6 +65,14 @@ private:
 std::string readRegularFile(const std::string &path, int64_t maxBytes,
                             const ReadFileOptions &options = {});
 
+/// Whether `path` names anything that stat can see (a dangling symlink does
+/// not count). For choosing between layouts, never for trusting a file:
+/// reads still go through RegularFile.
+bool pathExists(const std::string &path);
+
+/// Whether `path` names a folder (following symlinks).
+bool isDirectoryPath(const std::string &path);
+
 } // namespace ditc
 
 #endif // DITC_SUPPORT_READFILE_H

@@ -119,7 +119,7 @@ int64_t roundHalfEven(double x) { return int64_t(std::nearbyint(x)); }
 /// _prepare_rotary_positional_embeddings): the latent grid resized into
 /// the training sample's, centred, and sampled by linspace(start,
 /// stop * (n - 1) / n, n) per spatial axis; frames at 0, 1, 2, ...
-void placeRotaryGrid(GraphBuilder &g) {
+void placeCogVideoXRotaryGrid(GraphBuilder &g) {
   const ModelSpec &spec = g.spec;
   int64_t gh = g.w.grid[1], gw = g.w.grid[2];
   int64_t th = spec.sampleHeight / spec.patch[1];
@@ -222,7 +222,7 @@ Value buildCogVideoX(GraphBuilder &g, const TransformerInputs &in) {
     img = g.sincosPosEmbed(img, spec.spatialInterpolation,
                            spec.temporalInterpolation);
   } else {
-    placeRotaryGrid(g);
+    placeCogVideoXRotaryGrid(g);
   }
   Value temb = g.timestepEmbedding(in.timestep, spec.timeEmbedDim, "time_embedding");
   Value txt = g.linear(in.text, g.D, "patch_embed.text_proj");

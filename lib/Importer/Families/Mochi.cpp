@@ -51,7 +51,7 @@ void readMochi(const JsonObject &config, ModelSpec &spec) {
 
 /// MochiRoPE: frames at 0, 1, ...; rows and columns at the centres of a
 /// grid scaled to a 192 x 192 area and centred on zero.
-void placeRotaryGrid(GraphBuilder &g) {
+void placeMochiRotaryGrid(GraphBuilder &g) {
   double rows = double(g.w.grid[1]), cols = double(g.w.grid[2]);
   double scale = std::sqrt(192.0 * 192.0 / (rows * cols));
   g.ropeGridOffset = std::array<double, 3>{0.0, -rows * scale / 2 + scale / 2,
@@ -128,7 +128,7 @@ Value buildMochi(GraphBuilder &g, const TransformerInputs &in) {
       g.timestepEmbedding(in.timestep, g.D, "time_embed.timestep_embedder"),
       g.attentionPool(in.text, 8, g.D, "time_embed.pooler", in.textMask));
   Value txt = g.linear(in.text, g.spec.textHiddenSize, "time_embed.caption_proj");
-  placeRotaryGrid(g);
+  placeMochiRotaryGrid(g);
   for (int64_t i = 0; i < g.spec.doubleBlocks; ++i) {
     g.enterBlock(i);
     std::tie(img, txt) = mochiBlock(g, img, txt, temb, i);

@@ -6,6 +6,7 @@
 #include "ditc/Runtime/IO/Png.h"
 #include "ditc/Support/BadInput.h"
 #include "ditc/Support/JsonFile.h"
+#include "ditc/Support/ReadFile.h"
 #include "ditc/Support/Strings.h"
 
 #include <ATen/Parallel.h>
@@ -13,16 +14,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <sys/stat.h>
 
 namespace ditc::runtime {
 
 namespace {
-
-bool isDirectory(const std::string &path) {
-  struct stat info;
-  return ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
-}
 
 /// The frame rate of a family's videos: diffusers' Wan examples export at
 /// 16 fps (Wan 2.1 and 2.2 are trained at 16), and Wan is the only video
@@ -44,7 +39,7 @@ PictureOutputs::PictureOutputs(const Manifest &m, const std::string &weightsDir)
   std::string snapshotPath;
   if (!weights.empty()) {
     vaeFolder = weights + "/vae";
-    if (!isDirectory(vaeFolder))
+    if (!isDirectoryPath(vaeFolder))
       throw BadInput("--weights " + weights.substr(0, 200) +
                      " has no vae/ folder; pictures and videos are decoded with "
                      "the VAE of a diffusers pipeline folder (vae/config.json "

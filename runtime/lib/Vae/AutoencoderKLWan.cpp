@@ -233,7 +233,7 @@ private:
 
 /// diffusers' unpatchify: [B, C*p*p, F, H, W] to [B, C, F, H*p, W*p], the
 /// channel index being c*p*p + q*p + r for row offset r and column offset q.
-at::Tensor unpatchify(const at::Tensor &x, int64_t p) {
+at::Tensor unpatchifyPixels(const at::Tensor &x, int64_t p) {
   if (p == 1)
     return x;
   int64_t b = x.size(0), f = x.size(2), h = x.size(3), w = x.size(4);
@@ -301,7 +301,8 @@ at::Tensor decodeWanVae(const WanVaeConfig &config, const VaeParameters &params,
   std::vector<at::Tensor> chunks;
   for (int64_t i = 0; i < x.size(2); ++i)
     chunks.push_back(decoder.chunk(x.narrow(2, i, 1), i == 0));
-  at::Tensor pixels = unpatchify(at::cat(chunks, 2), config.patchSize).clamp(-1.0, 1.0);
+  at::Tensor pixels =
+      unpatchifyPixels(at::cat(chunks, 2), config.patchSize).clamp(-1.0, 1.0);
   if (work)
     *work = counted;
   return pixels.contiguous();
