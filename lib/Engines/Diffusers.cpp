@@ -330,16 +330,17 @@ public:
     return findings;
   }
 
-  EmittedLaunch emit(const EngineTarget &given,
-                     std::vector<EngineFinding> &refusals) const override {
-    // A K/V split is emitted with a backend that returns the LSE.
+  // A K/V split is emitted with a backend that returns the LSE.
+  EngineTarget emittedTarget(const EngineTarget &given) const override {
     EngineTarget target = given;
     if (!target.attentionBackend &&
         target.deployment.find("transformer")->degrees[Axis::KVGather] > 1)
       target.attentionBackend = "flash";
-    refusals = check(target);
-    if (std::optional<EngineFinding> order = rankOrderFinding(*this, target))
-      refusals.push_back(*order);
+    return target;
+  }
+
+  EmittedLaunch launchLine(const EngineTarget &target,
+                           std::vector<EngineFinding> &refusals) const override {
     if (target.deployment.numGpus != target.deployment.find("transformer")->degrees.worldSize())
       refusals.push_back({"diffusers-axes", "the deployment holds ranks beyond the "
                                             "transformer's"});
@@ -363,10 +364,7 @@ public:
     }
     config["world_size"] = target.deployment.numGpus;
     std::string text = config.dump();
-    EmittedLaunch launch{{text}, shellLine({text}), {}};
-    if (std::optional<std::string> note = componentsNote(*this, target.deployment))
-      launch.notes.push_back(*note);
-    return launch;
+    return {{text}, shellLine({text}), {}};
   }
 };
 

@@ -59,7 +59,13 @@ std::string describeOrder(const std::vector<Axis> &order) {
   return out;
 }
 
-std::optional<EngineFinding> rankOrderFinding(const Engine &engine, const EngineTarget &target) {
+/// Why `target` cannot run on `engine`'s rank layout, or nothing: its mesh
+/// order differs from engine.rankOrder() on the transformer's axes of
+/// degree above 1 (so the engine's groups would join other ranks than the
+/// plan's), or a deployment file lists replica ranks other than the
+/// contiguous blocks the engine forms. Reported under engine.rankOrderRule().
+static std::optional<EngineFinding> rankOrderFinding(const Engine &engine,
+                                                     const EngineTarget &target) {
   const Placement &transformer = *target.deployment.find("transformer");
   const Degrees &d = transformer.degrees;
   const std::vector<Axis> engineOrder = engine.rankOrder();
@@ -102,7 +108,12 @@ std::string multiNodeNote(int64_t nodes, const std::string &rankFlag) {
          " stands for node 0's address";
 }
 
-std::optional<std::string> componentsNote(const Engine &engine, const Deployment &deployment) {
+/// What an emitted line leaves to the engine: ditc's text-encoder TP and
+/// VAE decode split, which no engine flag ditc writes carries (ditc maps
+/// only the transformer's degrees). Nothing when the deployment splits
+/// neither.
+static std::optional<std::string> componentsNote(const Engine &engine,
+                                                  const Deployment &deployment) {
   std::string split;
   if (const Placement *encoder = deployment.find("text_encoder");
       encoder && encoder->degrees[Axis::TP] > 1)
@@ -114,6 +125,20 @@ std::optional<std::string> componentsNote(const Engine &engine, const Deployment
     return std::nullopt;
   return "ditc's plan runs " + split + "; the line leaves both to " + engine.title() +
          "'s own defaults (ditc writes only the transformer's degrees)";
+}
+
+EmittedLaunch Engine::emit(const EngineTarget &given,
+                           std::vector<EngineFinding> &refusals) const {
+  EngineTarget target = emittedTarget(given);
+  refusals = check(target);
+  if (std::optional<EngineFinding> order = rankOrderFinding(*this, target))
+    refusals.push_back(*order);
+  EmittedLaunch launch = launchLine(target, refusals);
+  if (!refusals.empty())
+    return {};
+  if (std::optional<std::string> note = componentsNote(*this, target.deployment))
+    launch.notes.push_back(*note);
+  return launch;
 }
 
 std::string familyOf(const ModelSpec &spec) { return spec.family.name; }

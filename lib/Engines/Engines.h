@@ -33,25 +33,12 @@ std::optional<int64_t> jsonInteger(const nlohmann::json *value, const std::strin
                                    const std::string &expected =
                                        "an integer from -1048576 to 1048576");
 
-/// Why `target` cannot run on `engine`'s rank layout, or nothing: its mesh
-/// order differs from engine.rankOrder() on the transformer's axes of
-/// degree above 1 (so the engine's groups would join other ranks than the
-/// plan's), or a deployment file lists replica ranks other than the
-/// contiguous blocks the engine forms. Reported under engine.rankOrderRule().
-std::optional<EngineFinding> rankOrderFinding(const Engine &engine, const EngineTarget &target);
-
 /// The word an emitted multi-node line puts where the first node's address
 /// goes; the line's note says to replace it.
 constexpr const char *kFirstNodeAddress = "NODE0_ADDR";
 /// "run this line on each of the N nodes, with RANKFLAG 0 to N-1; NODE0_ADDR
 /// stands for node 0's address".
 std::string multiNodeNote(int64_t nodes, const std::string &rankFlag);
-
-/// What an emitted line leaves to the engine: ditc's text-encoder TP and
-/// VAE decode split, which no engine flag ditc writes carries (ditc maps
-/// only the transformer's degrees). Nothing when the deployment splits
-/// neither.
-std::optional<std::string> componentsNote(const Engine &engine, const Deployment &deployment);
 
 /// A guidance scale as a flag value: the shortest text that reads back as
 /// the same double.

@@ -339,11 +339,8 @@ public:
     return findings;
   }
 
-  EmittedLaunch emit(const EngineTarget &target,
-                     std::vector<EngineFinding> &refusals) const override {
-    refusals = check(target);
-    if (std::optional<EngineFinding> order = rankOrderFinding(*this, target))
-      refusals.push_back(*order);
+  EmittedLaunch launchLine(const EngineTarget &target,
+                           std::vector<EngineFinding> &refusals) const override {
     const Deployment &deployment = target.deployment;
     if (deployment.numGpus != deployment.find("transformer")->degrees.worldSize())
       refusals.push_back({"sglang-world-size", "the deployment holds ranks beyond the "
@@ -379,8 +376,6 @@ public:
     // num_outputs_per_prompt: the prompt's outputs denoise as one batch.
     if (target.workload.batch > 1)
       argv.insert(argv.end(), {"--num-outputs-per-prompt", std::to_string(target.workload.batch)});
-    if (std::optional<std::string> note = componentsNote(*this, deployment))
-      launch.notes.push_back(*note);
     launch.argv = argv;
     launch.text = shellLine(argv);
     return launch;

@@ -171,11 +171,8 @@ public:
     return findings;
   }
 
-  EmittedLaunch emit(const EngineTarget &target,
-                     std::vector<EngineFinding> &refusals) const override {
-    refusals = check(target);
-    if (std::optional<EngineFinding> order = rankOrderFinding(*this, target))
-      refusals.push_back(*order);
+  EmittedLaunch launchLine(const EngineTarget &target,
+                           std::vector<EngineFinding> &refusals) const override {
     int64_t perNode = target.deployment.ranksPerNode().value_or(target.deployment.numGpus);
     if (perNode > 0 && target.deployment.numGpus > perNode)
       refusals.push_back({"vllm-omni-one-host",
@@ -201,10 +198,7 @@ public:
     add("--ulysses-degree", d[Axis::Ulysses]);
     add("--ring-degree", d[Axis::Ring]);
     add("--allgather-degree", d[Axis::KVGather]);
-    EmittedLaunch launch{argv, shellLine(argv), {}};
-    if (std::optional<std::string> note = componentsNote(*this, target.deployment))
-      launch.notes.push_back(*note);
-    return launch;
+    return {argv, shellLine(argv), {}};
   }
 
 private:

@@ -350,11 +350,8 @@ public:
     return findings;
   }
 
-  EmittedLaunch emit(const EngineTarget &target,
-                     std::vector<EngineFinding> &refusals) const override {
-    refusals = check(target);
-    if (std::optional<EngineFinding> order = rankOrderFinding(*this, target))
-      refusals.push_back(*order);
+  EmittedLaunch launchLine(const EngineTarget &target,
+                           std::vector<EngineFinding> &refusals) const override {
     const Deployment &deployment = target.deployment;
     const Degrees &d = deployment.find("transformer")->degrees;
     if (d[Axis::CFG] > 2)
@@ -397,8 +394,6 @@ public:
       argv.insert(argv.end(), {"--max_sequence_length",
                                std::to_string(target.workload.textTokens -
                                               family.fixedTextTokens)});
-    if (std::optional<std::string> note = componentsNote(*this, deployment))
-      launch.notes.push_back(*note);
     launch.argv = argv;
     launch.text = shellLine(argv);
     return launch;

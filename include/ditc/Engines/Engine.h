@@ -114,14 +114,26 @@ public:
   /// (at launch, or later as a crash the source makes certain).
   virtual std::vector<EngineFinding> check(const EngineTarget &target) const = 0;
   /// The engine's launch line for `target`, or the findings that say why
-  /// the engine cannot run it (then `refusals` is non-empty).
-  virtual EmittedLaunch emit(const EngineTarget &target,
-                             std::vector<EngineFinding> &refusals) const = 0;
+  /// the engine cannot run it (then `refusals` is non-empty): check()'s, a
+  /// rank order the engine cannot lay out (rankOrderRule()), then
+  /// launchLine()'s. A launch line carries a note when ditc's plan splits
+  /// the text encoder or the VAE, which no engine flag ditc writes carries.
+  EmittedLaunch emit(const EngineTarget &target, std::vector<EngineFinding> &refusals) const;
 
   /// "xDiT at 175e0bf": for messages and emitted lines.
   std::string version() const { return title() + " at " + commit().substr(0, 7); }
   /// The rule with this id (one of rules()).
   const EngineRule &rule(const std::string &id) const;
+
+protected:
+  /// The target as the engine's line runs it, where emitting chooses
+  /// something the request left open (diffusers: a K/V split's backend).
+  virtual EngineTarget emittedTarget(const EngineTarget &given) const { return given; }
+  /// Appends to `refusals` what only an emitted line refuses (emit() has
+  /// put check()'s and the rank order's there); returns the line when
+  /// `refusals` stays empty.
+  virtual EmittedLaunch launchLine(const EngineTarget &target,
+                                   std::vector<EngineFinding> &refusals) const = 0;
 };
 
 /// The engines ditc knows, in `--help` order.
