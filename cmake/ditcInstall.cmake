@@ -82,6 +82,7 @@ endif()
 # The config records where this build found its dependencies, as hints.
 set(DITC_CONFIG_MLIR_DIR "${MLIR_DIR}")
 set(DITC_CONFIG_TORCH_DIR "${Torch_DIR}")
+get_filename_component(DITC_CONFIG_TORCH_PACKAGE "${DITC_TORCH_LIB_DIR}/.." ABSOLUTE)
 set(DITC_CONFIG_NLOHMANN_DIR "${nlohmann_json_DIR}")
 configure_package_config_file(
   ${PROJECT_SOURCE_DIR}/cmake/ditcConfig.cmake.in

@@ -48,7 +48,7 @@ for target in "${targets[@]}"; do
   out="$build/out/$target"
   if [[ "$target" == ir ]]; then
     echo "fuzz.sh: ir for ${seconds}s"
-    DITC_MODELS_DIR="$root/models" python3 "$root/test/fuzz/ir_fuzz.py" \
+    DITC_MODELS_DIR="$root/models" "${DITC_VENV:-$root/.venv}/bin/python3" "$root/test/fuzz/ir_fuzz.py" \
       --dit-opt "$build/bin/dit-opt" --ditc "$build/bin/ditc" \
       --seconds "$seconds" --out "$out" ||
       { echo "fuzz.sh: ir FOUND problems in $out"; exit 1; }

@@ -13,6 +13,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
 "$root/scripts/build.sh"
 ditc="${DITC_BUILD_DIR:-$root/build}/bin/ditc"
+# The project's Python environment, which setup.sh made.
+python="${DITC_VENV:-$root/.venv}/bin/python3"
 
 echo
 echo "== bundled models"
@@ -45,7 +47,7 @@ echo
 echo "== parity with the one-rank run (8 steps)"
 for config in cfg2 tp2; do
   echo -n "$config: "
-  /usr/bin/python3 "$root/test/Runtime/compare.py" "$work/$config.npy" "$work/one-rank.npy"
+  "$python" "$root/test/Runtime/compare.py" "$work/$config.npy" "$work/one-rank.npy"
   cmp -s "$work/$config.npy" "$work/one-rank.npy" && echo "  identical bytes"
 done
 
@@ -59,11 +61,11 @@ echo "== a prompt to a picture: tiny-flux's whole pipeline (random weights: nois
 "$ditc" compile tiny-flux --height 256 --width 256 --dtype f32 --text-tokens 32 -o "$work/flux"
 pipeline="$work/tiny-flux-pipeline"
 export PYTHONPATH="$root/bench:$root/test/lib${PYTHONPATH:+:$PYTHONPATH}"
-/usr/bin/python3 "$root/test/lib/snapshot.py" "$work/flux" "$pipeline" > /dev/null
-/usr/bin/python3 "$root/test/Vae/vae_check.py" make "$work/vae" \
+"$python" "$root/test/lib/snapshot.py" "$work/flux" "$pipeline" > /dev/null
+"$python" "$root/test/Vae/vae_check.py" make "$work/vae" \
   --config "$root/models/tiny-flux/vae/config.json" > /dev/null
 cp -r "$work/vae/vae" "$pipeline/"
-/usr/bin/python3 "$root/test/Text/text_check.py" make "$pipeline" --family flux \
+"$python" "$root/test/Text/text_check.py" make "$pipeline" --family flux \
   --transformer "$root/models/tiny-flux/transformer/config.json"
 prompt="a photo of a cat sitting on a red chair in the morning light"
 echo "dit-run --tokenize (CLIP): $("$dit_run" --tokenize "$pipeline/tokenizer" --prompt "$prompt")"

@@ -48,6 +48,19 @@ forbidden Comm Exec Vae Driver
 forbidden Exec Driver
 forbidden Text Exec Vae Comm Driver
 
+# The device layer (docs/runtime.md, "Devices"): CUDA and NCCL are seen by
+# Device/CudaDevice.cpp and Comm/Backends/NcclGroup.cpp only, and a tensor's
+# device type is asked in Device/ and in the kernels only.
+gpu=$(grep -rlE "DITC_HAVE_NCCL|c10/cuda|cuda_runtime" "$lib" "$inc" | sed "s|$root/||" | sort || true)
+expected_gpu=$'runtime/lib/Comm/Backends/NcclGroup.cpp\nruntime/lib/Device/CudaDevice.cpp'
+[[ "$gpu" == "$expected_gpu" ]] ||
+  fail "CUDA or NCCL is seen outside Device/CudaDevice.cpp and Comm/Backends/NcclGroup.cpp:"$'\n'"$gpu"
+placement=$(grep -rnE "is_cpu\(\)|is_cuda\(\)" "$lib" "$inc" |
+            grep -vE "^$lib/Device/|^$inc/Device/|^$lib/Exec/Kernels[^/]*\.cpp:|^$inc/Exec/Kernels[^/]*\.h:" || true)
+[[ -z "$placement" ]] ||
+  fail "a tensor's device is asked outside Device/ and the kernels (ask the rank's Device):"$'\n'"${placement//$root\//}"
+forbidden Device Plan Sched IO Exec Vae Comm Driver Text
+
 # The TCPStore is opened in one place only.
 stores=$(grep -rln "c10d::TCPStore\b\|TCPStoreOptions" "$lib" | sed "s|$root/||" || true)
 [[ "$stores" == "runtime/lib/Comm/Rendezvous.cpp" ]] ||

@@ -38,8 +38,10 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 # so bad-input tests pin exit code 2 rather than just "non-zero".
 config.substitutions.append(
     ("%expect-exit", os.path.join(config.test_source_root, "expect-exit.sh")))
-# The NumPy reference executor runs on Debian's python3 (python3-numpy).
-config.substitutions.append(("%numpy-python", "/usr/bin/python3"))
+# Every test script runs on the project's Python environment (scripts/setup.sh
+# makes .venv/ from scripts/requirements.txt: numpy, torch, diffusers,
+# transformers), never on whatever python3 is first on PATH.
+config.substitutions.append(("%ditc-python", config.ditc_python))
 config.substitutions.append(("%models", os.path.join(config.ditc_src_root, "models")))
 # The install test (test/install) builds a consumer against an installed ditc.
 config.substitutions.append(("%ditc_obj_root", config.ditc_obj_root))

@@ -150,7 +150,7 @@ def main():
             (fr // patch[0]) * (h // patch[1]) * (w // patch[2]), fr * h * w)
         lines += check_schedule(name, report, ref)
         result = subprocess.run(
-            ["/usr/bin/python3", simulate, one, "--runtime-output", one + ".npy",
+            [sys.executable, simulate, one, "--runtime-output", one + ".npy",
              "--steps", str(steps), "--scheduler-config", config_path,
              "--tolerance", "1e-5"], capture_output=True, text=True)
         lines.append(f"{name} {config['_class_name']} one-rank vs float64 reference: "
@@ -172,7 +172,7 @@ def main():
             with open(other, "w") as f:
                 json.dump(dict(config, flow_shift=5.0), f)
             result = subprocess.run(
-                ["/usr/bin/python3", simulate, one, "--runtime-output", one + ".npy",
+                [sys.executable, simulate, one, "--runtime-output", one + ".npy",
                  "--steps", str(steps), "--scheduler-config", other,
                  "--tolerance", "1e-5"], capture_output=True, text=True)
             lines.append(f"{name} control (flow_shift 5 reference): {result.stdout.strip()}")

@@ -16,6 +16,7 @@
 #include "ditc/Runtime/Comm/Communicator.h"
 #include "ditc/Runtime/Driver/Launcher.h"
 #include "ditc/Runtime/Driver/Runner.h"
+#include "ditc/Runtime/Exec/Threads.h"
 #include "ditc/Support/ArgParser.h"
 #include "ditc/Support/AtomicFile.h"
 #include "ditc/Support/BadInput.h"
@@ -85,7 +86,9 @@ int main(int argc, char **argv) {
     std::fputs(kUsage, stdout);
     return 0;
   }
-  // dit-run's ranks run PASSIVE, so the kernels are timed as they run there.
+  // dit-run's ranks run PASSIVE with strict MKL, so the kernels are timed as
+  // they run there.
+  setReproducibleBlas();
   restartForPassiveWait(argv);
   try {
     ArgParser parser("dit-calibrate");

@@ -18,15 +18,18 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ditc/Runtime/Comm/Communicator.h"
+#include "ditc/Runtime/Device/Device.h"
 #include "ditc/Runtime/Driver/DecodeOnly.h"
 #include "ditc/Runtime/Driver/Launcher.h"
 #include "ditc/Runtime/Driver/PictureOutputs.h"
 #include "ditc/Runtime/IO/Requests.h"
 #include "ditc/Runtime/Driver/Runner.h"
+#include "ditc/Runtime/Exec/Threads.h"
 #include "ditc/Runtime/Sched/Schedulers.h"
 #include "ditc/Runtime/Text/Tokenizers.h"
 #include "ditc/Support/ArgParser.h"
 #include "ditc/Support/BadInput.h"
+#include "ditc/Support/BuildInfo.h"
 #include "ditc/Support/Strings.h"
 #include "ditc/Support/Utf8.h"
 
@@ -74,6 +77,8 @@ static const char *const kUsage =
     "                   from --weights (FLUX: CLIP + T5, SD3: two CLIPs + T5, Wan:\n"
     "                   UMT5) instead of --text-embeds/--pooled-embeds\n"
     "  --negative-prompt TEXT  the unconditional branch's prompt (default \"\")\n"
+    "       dit-run --version  the version, the torch it links, CUDA and NCCL, and\n"
+    "                   the devices it sees\n"
     "       dit-run --tokenize TOKENIZER_DIR --prompt TEXT [--max-length N]\n"
     "                   prints the prompt's ids as that tokenizer gives them\n"
     "  --save-text-embeds E  also write the encoded text [branches, B, T, E] (.npy)\n"
@@ -141,6 +146,28 @@ static int64_t joinFromEnvironment(RendezvousOptions &rendezvous, int64_t &world
   return rank;
 }
 
+/// `dit-run --version`: the project's version, the torch this binary was
+/// compiled against, whether its CUDA and NCCL path is in, and the devices
+/// this process sees now.
+static void printVersion() {
+  DeviceFacts facts = deviceFacts();
+  std::printf("dit-run %s\n", DITC_VERSION_STRING);
+  std::printf("torch: %s\n", facts.torchVersion.c_str());
+  if (facts.cudaCompiled)
+    std::printf("CUDA: compiled in (runtime %s)\nNCCL: compiled in (%s)\n",
+                facts.cudaVersion.c_str(),
+                facts.ncclVersion.empty() ? "library version unknown"
+                                          : ("library " + facts.ncclVersion).c_str());
+  else
+    std::printf("CUDA: not compiled in\nNCCL: not compiled in\n");
+  std::string devices;
+  for (const std::string &device : facts.devices)
+    devices += (devices.empty() ? "" : ", ") + device;
+  std::printf("devices: %s\n", devices.c_str());
+  if (!facts.gpuNote.empty())
+    std::printf("GPUs: none seen (%s)\n", facts.gpuNote.c_str());
+}
+
 /// Skips static destructors: c10d's threads are done, and a fast exit
 /// keeps a finished rank from waiting on peers' sockets.
 [[noreturn]] static void exitFinishedRank() {
@@ -155,6 +182,10 @@ static int64_t joinFromEnvironment(RendezvousOptions &rendezvous, int64_t &world
 static int runDitRun(const std::vector<std::string> &args, char **argv) {
   if (ArgParser::asksForHelp(args)) {
     std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (args.size() == 1 && args[0] == "--version") {
+    printVersion();
     return 0;
   }
   int64_t rank = -1;
@@ -349,5 +380,6 @@ static int runDitRun(const std::vector<std::string> &args, char **argv) {
 }
 
 int main(int argc, char **argv) {
+  setReproducibleBlas();
   return runDitRun(std::vector<std::string>(argv + 1, argv + argc), argv);
 }

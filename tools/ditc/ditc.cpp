@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
 
+#include "ditc/Support/BuildInfo.h"
 #include "ditc/Support/Spelling.h"
 #include "ditc/Support/Utf8.h"
 
@@ -61,7 +62,7 @@ const Command kCommands[] = {
 };
 
 std::string topLevelUsage() {
-  std::string usage = "usage: ditc <command> [args]\n\ncommands:\n";
+  std::string usage = "usage: ditc <command> [args]\n       ditc --version\n\ncommands:\n";
   for (const Command &command : kCommands)
     usage += "  " + std::string(command.name) +
              std::string(10 - std::strlen(command.name), ' ') +
@@ -88,10 +89,30 @@ void reportFailure(bool json, const std::string &kind,
             << escapeInvalidUtf8(message) << "\n";
 }
 
+/// `ditc --version`: the project's version and the torch the runtime of
+/// this build links (the compiler itself never links torch).
+std::string versionText() {
+  std::string text = "ditc " DITC_VERSION_STRING "\n";
+  std::string torch = DITC_BUILT_TORCH_VERSION;
+  if (torch.empty())
+    return text + "runtime: not built (-DDITC_BUILD_RUNTIME=OFF)\n";
+  std::string cuda = DITC_BUILT_TORCH_CUDA;
+  text += "runtime: dit-run links torch " + torch +
+          (cuda.empty() ? std::string(" (CPU only)") : " (CUDA " + cuda + ")") + "\n";
+  text += DITC_BUILT_RUNTIME_CUDA ? "runtime: CUDA and NCCL compiled in\n"
+                                  : "runtime: CUDA and NCCL not compiled in "
+                                    "(-DDITC_RUNTIME_CUDA=OFF)\n";
+  return text;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.size() == 1 && args[0] == "--version") {
+    std::cout << versionText();
+    return 0;
+  }
   if (args.empty() || args[0] == "-h" || args[0] == "--help" ||
       (args[0] == "help" && args.size() == 1)) {
     std::cout << topLevelUsage();

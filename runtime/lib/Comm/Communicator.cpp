@@ -5,9 +5,6 @@
 #include "ditc/Runtime/Comm/Rendezvous.h"
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
-#ifdef DITC_HAVE_NCCL
-#include <c10/cuda/CUDAFunctions.h>
-#endif
 
 #include <algorithm>
 #include <chrono>
@@ -18,6 +15,15 @@
 namespace ditc::runtime {
 
 using Clock = std::chrono::steady_clock;
+
+std::unique_ptr<Device> openRankDevice(int64_t rank, Backend backend) {
+  try {
+    return openDevice(backend == Backend::Nccl ? DeviceKind::Cuda : DeviceKind::Cpu, rank);
+  } catch (const std::exception &error) {
+    throw RunFailure("rank " + std::to_string(rank) + ": --backend " +
+                     (backend == Backend::Nccl ? "nccl" : "gloo") + ": " + firstLine(error));
+  }
+}
 
 std::string axisKey(const std::vector<std::string> &axes) {
   std::string key;
@@ -49,8 +55,9 @@ struct Transfer {
 Communicator::Communicator(const Manifest &manifest, int64_t rank,
                            const Vote &vote,
                            const std::vector<std::vector<std::string>> &axisTuples,
-                           const RendezvousOptions &options)
-    : manifest(manifest), myRank(rank), options(options) {
+                           const RendezvousOptions &options,
+                           std::unique_ptr<Device> device)
+    : manifest(manifest), myRank(rank), options(options), deviceOfRank(std::move(device)) {
   // 1. The store (Rendezvous.h), kept for collectOnRankZero.
   c10::intrusive_ptr<c10d::Store> tcp = joinRendezvous(rank, manifest.worldSize(), options);
   store = std::shared_ptr<void>(new c10::intrusive_ptr<c10d::Store>(tcp), [](void *p) {
@@ -61,7 +68,6 @@ Communicator::Communicator(const Manifest &manifest, int64_t rank,
   // 3. Process groups, in the canonical order of axisTuples (the same on
   //    every rank), then the output group. A rank builds only the groups it
   //    belongs to; gloo connects each group's members through the store.
-  tensorDevice = rankDevice(rank, options.backend);
   auto build = [&](const std::string &key, const std::vector<int64_t> &members) {
     return buildGroup(tcp, key, members, rank, options);
   };
@@ -225,7 +231,9 @@ at::Tensor Communicator::allReduce(const at::Tensor &x,
 }
 
 HostReduce *Communicator::hostReducer(Group &group, const at::Tensor &buffer) {
-  if (options.backend != Backend::Gloo || !HostReduce::handles(buffer))
+  // Ranks on one host sum through shared memory when their tensors are in
+  // host memory; GPU tensors go through the backend (NCCL).
+  if (!deviceOfRank->isHost() || !HostReduce::handles(buffer))
     return nullptr;
   if (!group.hostReduceDecided) {
     // Every member reaches this at the same all-reduce (the same plan, the
@@ -362,7 +370,7 @@ at::Tensor Communicator::recv(const std::vector<int64_t> &shape,
   Group &group = groupFor(axes);
   CommTimer timer(ledger, group.key);
   at::Tensor buffer = at::empty(
-      shape, at::TensorOptions(wireType(dtype, options.backend)).device(tensorDevice));
+      shape, at::TensorOptions(wireType(dtype, options.backend)).device(device()));
   try {
     group.recv(buffer, sourceIndex, 0)();
   } catch (const std::exception &error) {
@@ -370,13 +378,6 @@ at::Tensor Communicator::recv(const std::vector<int64_t> &shape,
          error);
   }
   return buffer.to(dtype);
-}
-
-void Communicator::synchronizeDevice() const {
-#ifdef DITC_HAVE_NCCL
-  if (tensorDevice.is_cuda())
-    c10::cuda::device_synchronize();
-#endif
 }
 
 //===----------------------------------------------------------------------===//
@@ -499,7 +500,7 @@ int Communicator::startRecv(const std::vector<int64_t> &shape, at::ScalarType dt
   std::unique_ptr<Transfer> transfer = newTransfer(
       group, what + " from rank " + std::to_string(group.members[sourceIndex]));
   transfer->received = at::empty(
-      shape, at::TensorOptions(wireType(dtype, options.backend)).device(tensorDevice));
+      shape, at::TensorOptions(wireType(dtype, options.backend)).device(device()));
   transfer->complete = [dtype](const at::Tensor &t) { return t.to(dtype); };
   try {
     transfer->waits.push_back(group.recv(transfer->received, sourceIndex, 0));
@@ -587,7 +588,7 @@ Communicator::gatherOutput(const at::Tensor &myBlock,
           continue;
         }
         at::Tensor buffer =
-            at::empty(shape, at::TensorOptions(at::kFloat).device(tensorDevice));
+            at::empty(shape, at::TensorOptions(at::kFloat).device(device()));
         outputGroup->recv(buffer, indexOf(holder), 2)();
         blocks.push_back(buffer);
       }

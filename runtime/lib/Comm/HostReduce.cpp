@@ -275,8 +275,10 @@ std::unique_ptr<HostReduce> HostReduce::setUp(int64_t index,
   return reducer;
 }
 
+// Tensors here are in host memory: only a rank whose Device is the host
+// sets a HostReduce up (Communicator::hostReducer, Calibrate).
 bool HostReduce::handles(const at::Tensor &x) {
-  return x.device().is_cpu() && x.is_contiguous() &&
+  return x.is_contiguous() &&
          (x.scalar_type() == at::kFloat || x.scalar_type() == at::kDouble);
 }
 
@@ -404,8 +406,7 @@ void HostReduce::sumInPlace(at::Tensor &x, std::chrono::milliseconds timeout) {
 //===----------------------------------------------------------------------===//
 
 bool HostReduce::exchangeFits(const at::Tensor &chunks) const {
-  return chunks.device().is_cpu() &&
-         (chunks.scalar_type() == at::kFloat || chunks.scalar_type() == at::kDouble) &&
+  return (chunks.scalar_type() == at::kFloat || chunks.scalar_type() == at::kDouble) &&
          chunks.dim() >= 1 && chunks.size(0) == int64_t(segments.size()) &&
          size_t(chunks.numel()) * chunks.element_size() <= kExchangeSlotBytes;
 }

@@ -2,11 +2,13 @@
 #include "ditc/Runtime/Driver/Calibrate.h"
 
 #include "ditc/Runtime/Comm/Communicator.h"
+#include "ditc/Runtime/Comm/Backends/GlooGroup.h"
 #include "ditc/Runtime/Comm/HostReduce.h"
 #include "ditc/Runtime/Exec/Kernels.h"
 #include "ditc/Runtime/Driver/Runner.h"
 
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
 
 #include <algorithm>
 #include <cstdlib>
@@ -207,17 +209,15 @@ LocalRankTimings measureLocalRanks(const std::vector<int64_t> &sizes,
   int64_t rank = envInt("RANK"), world = envInt("WORLD_SIZE");
   const char *addr = std::getenv("MASTER_ADDR");
   int port = int(envInt("MASTER_PORT"));
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> pg;
+  std::vector<int64_t> ranks;
+  for (int64_t r = 0; r < world; ++r)
+    ranks.push_back(r);
+  std::unique_ptr<Group> pg;
   try {
     auto store = openStore(addr ? addr : "127.0.0.1", port, rank == 0, world, timeout,
                            "ditc-calibrate");
-    // The group dit-run builds: gloo on loopback with one thread.
-    auto options = c10d::ProcessGroupGloo::Options::create(timeout);
-    options->devices.push_back(
-        c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
-    options->threads = 1;
-    pg = c10::make_intrusive<c10d::ProcessGroupGloo>(store, int(rank), int(world),
-                                                     options);
+    // The group dit-run builds between the ranks of one host.
+    pg = buildGlooGroup(store, "calibrate", ranks, rank, "127.0.0.1", timeout);
   } catch (const std::exception &error) {
     throw RunFailure("rank " + std::to_string(rank) +
                      ": building the gloo group failed: " + firstLine(error));
@@ -226,9 +226,6 @@ LocalRankTimings measureLocalRanks(const std::vector<int64_t> &sizes,
   // all_reduce, all_gather and all_to_all as dit-run runs them between
   // ranks of one host: in shared memory, where the ranks agree to
   // (HostReduce.h).
-  std::vector<int64_t> ranks;
-  for (int64_t r = 0; r < world; ++r)
-    ranks.push_back(r);
   std::string refusal;
   std::unique_ptr<HostReduce> hostReduce;
   try {
@@ -236,11 +233,7 @@ LocalRankTimings measureLocalRanks(const std::vector<int64_t> &sizes,
         rank, ranks, "calibrate",
         HostReduce::gatherThrough(
             world,
-            [&](std::vector<at::Tensor> &out, at::Tensor &in) {
-              std::vector<std::vector<at::Tensor>> outputs{out};
-              std::vector<at::Tensor> inputs{in};
-              pg->allgather(outputs, inputs)->wait(timeout);
-            }),
+            [&](std::vector<at::Tensor> &out, at::Tensor &in) { pg->allgather(out, in); }),
         refusal);
   } catch (const std::exception &error) {
     throw RunFailure("rank " + std::to_string(rank) +
@@ -254,8 +247,7 @@ LocalRankTimings measureLocalRanks(const std::vector<int64_t> &sizes,
       hostReduce->sumInPlace(x, timeout);
       return;
     }
-    std::vector<at::Tensor> t{x};
-    pg->allreduce(t)->wait(timeout);
+    pg->allreduce(x)();
   };
   LocalRankTimings timings;
   std::vector<CollectiveSample> &samples = timings.collectives;
@@ -294,22 +286,19 @@ LocalRankTimings measureLocalRanks(const std::vector<int64_t> &sizes,
               timeout);
           return;
         }
-        std::vector<int64_t> equal;
         if (hostReduce) {
-          pg->alltoall_base(gathered, repeatedCopy, equal, equal)->wait(timeout);
+          pg->alltoall(gathered, repeatedCopy)();
           return;
         }
-        std::vector<std::vector<at::Tensor>> out(1);
+        std::vector<at::Tensor> out;
         for (int64_t r = 0; r < world; ++r)
-          out[0].push_back(at::empty({n}, at::kFloat));
-        std::vector<at::Tensor> in{x};
-        pg->allgather(out, in)->wait(timeout);
+          out.push_back(at::empty({n}, at::kFloat));
+        pg->allgather(out, x);
       });
       // all_to_all: the rank's whole buffer splits into `world` pieces.
       int64_t pieces = std::max<int64_t>(1, n / world) * world;
       at::Tensor a2aIn = at::ones({pieces}, at::kFloat);
       at::Tensor a2aOut = at::empty({pieces}, at::kFloat);
-      std::vector<int64_t> equal;
       at::Tensor a2aChunks = a2aIn.view({world, pieces / world});
       at::Tensor a2aReceived = a2aOut.view({world, pieces / world});
       bool a2aShared = hostReduce && hostReduce->exchangeFits(a2aReceived);
@@ -319,39 +308,37 @@ LocalRankTimings measureLocalRanks(const std::vector<int64_t> &sizes,
               hostReduce->postExchange(a2aChunks, a2aReceived, timeout), timeout);
           return;
         }
-        pg->alltoall_base(a2aOut, a2aIn, equal, equal)->wait(timeout);
+        pg->alltoall(a2aOut, a2aIn)();
       });
       // Ring shift: each rank sends to the next and receives from the
       // previous at once, as ring attention's K/V hops do.
       at::Tensor incoming = at::empty({n}, at::kFloat);
       time("ring_shift", bytes, [&] {
-        std::vector<at::Tensor> out{x}, in{incoming};
-        auto sent = pg->send(out, int((rank + 1) % world), 7);
-        auto got = pg->recv(in, int((rank + world - 1) % world), 7);
-        sent->wait(timeout);
-        got->wait(timeout);
+        Wait sent = pg->send(x, (rank + 1) % world, 7);
+        Wait got = pg->recv(incoming, (rank + world - 1) % world, 7);
+        sent();
+        got();
       });
       // Point to point: ranks 0 and 1 play ping-pong, the rest wait at the
       // barrier; one way is half the round trip.
       std::vector<double> trips;
       for (int i = 0; i < 32; ++i) {
         Clock::time_point start = Clock::now();
-        std::vector<at::Tensor> t{x}, r{incoming};
         if (rank == 0) {
-          pg->send(t, 1, 9)->wait(timeout);
-          pg->recv(r, 1, 9)->wait(timeout);
+          pg->send(x, 1, 9)();
+          pg->recv(incoming, 1, 9)();
         } else if (rank == 1) {
-          pg->recv(r, 0, 9)->wait(timeout);
-          pg->send(t, 0, 9)->wait(timeout);
+          pg->recv(incoming, 0, 9)();
+          pg->send(x, 0, 9)();
         }
         if (i > 1) // two warm-up trips
           trips.push_back(secondsSince(start) / 2);
       }
-      pg->barrier()->wait(timeout);
+      pg->barrier();
       if (rank == 0)
         samples.push_back({"send_recv", world, bytes, median(trips)});
     }
-    pg->barrier()->wait(timeout);
+    pg->barrier();
     // Skew: the barrier every blocking collective of a step amounts to.
     at::Tensor token = at::zeros({1}, at::kFloat);
     auto barrier = [&] { allReduce(token); };
@@ -394,7 +381,7 @@ LocalRankTimings measureLocalRanks(const std::vector<int64_t> &sizes,
         timings.skew.push_back({world, rows, iterations, freeSeconds,
                                 freeSeconds + median(excess), median(idle)});
     }
-    pg->barrier()->wait(timeout);
+    pg->barrier();
   } catch (const RunFailure &) {
     throw;
   } catch (const std::exception &error) {

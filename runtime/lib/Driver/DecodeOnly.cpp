@@ -141,7 +141,8 @@ void runDecodeOnly(const DecodeOptions &options) {
                        m.programEntry(*id).sha256;
   if (vote.programs.empty())
     vote.programs = "-";
-  Communicator comm(m, rank, vote, {}, options.rendezvous);
+  Communicator comm(m, rank, vote, {}, options.rendezvous,
+                    openRankDevice(rank, options.rendezvous.backend));
   std::string line;
   VaeDecodeGroup vae(rank, comm.replicaLeader(), decoders, m.vaeBands(), comm.vaeBandGroup(),
                      comm.vaeTransferGroup(), {m.vaeExchanges, m.path});

@@ -153,6 +153,11 @@ std::string runReportJson(const Manifest &m, const RunOptions &options,
     report["rss_start_mib"].push_back(double(row[3]) / 1048576.0);
     report["rss_ready_mib"].push_back(double(row[4]) / 1048576.0);
     report["rss_file_mib"].push_back(double(row[5]) / 1048576.0);
+    // On a GPU: the caching allocator's peak of the rank's tensors.
+    if (row.size() > 6 && row[6] >= 0)
+      report["device_peak_mib"].push_back(double(row[6]) / 1048576.0);
+    else
+      report["device_peak_mib"].push_back(nullptr);
   }
   // step_cpu_ms[rank][step]: the process's CPU time over each step, all
   // its threads.

@@ -390,12 +390,9 @@ void runRank(const RunOptions &options) {
     own.push_back(&p);
   RankMemoryNeed estimate =
       estimateRankMemory(m, own, rank, options.bfloat16 ? 2 : 4);
-  if (options.memoryCheck && options.rendezvous.backend == Backend::Nccl &&
-      !loaded.programs.empty()) {
-    const char *localRank = std::getenv("LOCAL_RANK");
-    checkDeviceMemory(m, estimate, localRank && *localRank ? std::atoll(localRank) : 0,
-                      options.bfloat16 ? "bfloat16" : "float32");
-  }
+  std::unique_ptr<Device> rankDevice = openRankDevice(rank, options.rendezvous.backend);
+  if (options.memoryCheck && !rankDevice->isHost() && !loaded.programs.empty())
+    checkDeviceMemory(m, estimate, *rankDevice, options.bfloat16 ? "bfloat16" : "float32");
   loaded.every.clear(); // only the rank's own programs run
   Vote vote{m.planHash, ""};
   for (const Program &p : loaded.programs)
@@ -404,7 +401,7 @@ void runRank(const RunOptions &options) {
     vote.programs = "-";
 
   Communicator comm(m, rank, vote, axisTuples(m, loaded.programs),
-                    options.rendezvous);
+                    options.rendezvous, std::move(rankDevice));
   at::ScalarType computeType = options.bfloat16 ? at::kBFloat16 : at::kFloat;
   std::vector<std::unique_ptr<Executor>> experts;
   for (const Program &p : loaded.programs)
@@ -463,8 +460,9 @@ void runRank(const RunOptions &options) {
   if (loaded.prompts && comm.textEncoderTpGroup()) {
     Group *group = comm.textEncoderTpGroup();
     at::Device device = comm.device();
-    loaded.prompts->setAllReduce([group, device](at::Tensor &x) {
-      if (device.is_cpu()) {
+    bool onHost = comm.rankDevice().isHost();
+    loaded.prompts->setAllReduce([group, device, onHost](at::Tensor &x) {
+      if (onHost) {
         group->allreduce(x)();
         return;
       }
@@ -608,7 +606,7 @@ void runRank(const RunOptions &options) {
       latents = outputs[0];
       if (latents.pending < 0)
         latents.tensor = latents.tensor.to(at::kFloat);
-      comm.synchronizeDevice();
+      comm.rankDevice().synchronize();
       StepTiming timing;
       timing.totalMs =
           std::chrono::duration<double, std::milli>(Clock::now() - stepStart).count();
@@ -677,7 +675,8 @@ void runRank(const RunOptions &options) {
       params += executor->parameterBytes();
     memory = comm.collectOnRankZero(
         "memory", {int64_t(usage.ru_maxrss) * 1024, params, estimate.total(),
-                   residentStart.total, residentReady.total, residentMemory().file});
+                   residentStart.total, residentReady.total, residentMemory().file,
+                   comm.rankDevice().peakBytes().value_or(-1)});
     // Every rank's CPU time per step, in microseconds: with more ranks than
     // cores, the wall time of a step says how long it took, this says how
     // much of the host it took.

@@ -1,5 +1,6 @@
 //===- Executor.cpp - runs one program's ops with libtorch ----------------===//
 #include "ditc/Runtime/Exec/Executor.h"
+#include "ditc/Runtime/Device/CpuDevice.h"
 #include "ditc/Runtime/Exec/Kernels.h"
 #include "ditc/Runtime/Exec/PositionTables.h"
 
@@ -12,11 +13,18 @@
 
 namespace ditc::runtime {
 
+/// The device of the rank whose communicator is `comm`; the host for a
+/// program run without one.
+static const Device &rankDevice(const Communicator *comm) {
+  static const CpuDevice host;
+  return comm ? comm->rankDevice() : host;
+}
+
 Executor::Executor(const Manifest &manifest, int64_t rank, const Program &program,
                    Communicator *comm, at::ScalarType computeType)
     : manifest(manifest), rank(rank), prog(program), comm(comm),
-      computeType(computeType), device(comm ? comm->device() : at::Device(at::kCPU)),
-      parameters(manifest, rank, program, computeType, device) {
+      computeType(computeType), device(rankDevice(comm).torchDevice()),
+      parameters(manifest, rank, program, computeType, rankDevice(comm)) {
   const char *flag = std::getenv("DITC_PROFILE_OPS");
   profiling = flag && std::string(flag) == "1";
   const char *traceFlag = std::getenv("DITC_TRACE_TRANSFERS");
@@ -232,15 +240,22 @@ at::Tensor Executor::reusableInput(const Op &op, const std::vector<int> &dying,
 }
 
 /// diffusers' get_timestep_embedding(flip_sin_to_cos=True,
-/// downscale_freq_shift=0) of scale x t, in double: the arguments reach
-/// 1000 x scale, where float32 would lose the low bits.
+/// downscale_freq_shift=0) of scale x t, in float32 as diffusers takes it:
+/// its frequencies, the products and the sin and cos are float32 ATen ops,
+/// so dit-run's float32 run gives diffusers' bits, where a float64 sinusoid
+/// differed from them by up to 1.2e-5 relative after a few FLUX steps
+/// (arguments reach 1000 x scale, so float32 rounds them, and diffusers
+/// with them). The scale multiplies the input first, as FLUX's
+/// transformer multiplies its guidance by 1000 before embedding it.
 static at::Tensor sinusoid(const at::Tensor &t, int64_t dim, double scale) {
   int64_t half = dim / 2;
-  at::Tensor freqs = at::exp(-std::log(10000.0) *
-                             at::arange(half, at::TensorOptions(at::kDouble)) /
-                             double(half));
-  at::Tensor args =
-      (t.to(at::kDouble).cpu() * scale).unsqueeze(1) * freqs.unsqueeze(0);
+  at::Tensor exponent = at::arange(half, at::TensorOptions(at::kFloat)) *
+                        (-std::log(10000.0)) / double(half);
+  at::Tensor freqs = at::exp(exponent);
+  at::Tensor input = t.to(at::kFloat).cpu();
+  if (scale != 1.0)
+    input = input * scale;
+  at::Tensor args = input.unsqueeze(1) * freqs.unsqueeze(0);
   return at::cat({at::cos(args), at::sin(args)}, -1);
 }
 

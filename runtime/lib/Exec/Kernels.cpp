@@ -227,6 +227,23 @@ at::Tensor attentionPool(const at::Tensor &x, const at::Tensor &mask, int64_t he
 at::Tensor headAttention(const at::Tensor &q, const at::Tensor &k, const at::Tensor &v,
                          int64_t heads, double scale, const at::Tensor &keyBias) {
   int64_t d = q.size(2) / heads;
+  if (!q.is_cpu()) {
+    // On a GPU: the device's fused attention (flash or memory-efficient,
+    // as scaled_dot_product_attention picks for the dtype and shapes).
+    int64_t batch = q.size(0);
+    auto perHead = [&](const at::Tensor &t) {
+      return t.view({batch, t.size(1), heads, d}).transpose(1, 2);
+    };
+    std::optional<at::Tensor> mask;
+    if (keyBias.defined())
+      mask = keyBias.dim() == 2 // [B, keys], or [B, queries, keys]
+                 ? keyBias.to(q.scalar_type()).view({batch, 1, 1, keyBias.size(-1)})
+                 : keyBias.to(q.scalar_type()).unsqueeze(1);
+    at::Tensor o = at::scaled_dot_product_attention(perHead(q), perHead(k), perHead(v), mask,
+                                                    /*dropout_p=*/0.0, /*is_causal=*/false,
+                                                    scale);
+    return o.transpose(1, 2).reshape(q.sizes());
+  }
   // Scaling q (L x d) is cheaper than scaling the scores (L x L).
   at::Tensor qs = q * scale;
   at::Tensor out = at::empty(q.sizes(), q.options());

@@ -7,9 +7,9 @@ namespace ditc::runtime {
 
 ParameterStore::ParameterStore(const Manifest &manifest, int64_t rank,
                                const Program &program, at::ScalarType computeType,
-                               at::Device device)
+                               const Device &rankDevice)
     : manifest(manifest), rank(rank), prog(program), computeType(computeType),
-      device(device) {}
+      rankDevice(rankDevice), device(rankDevice.torchDevice()) {}
 
 bool ParameterStore::materialize(int64_t seed) {
   if (released || loaded || drawnSeed == seed)
@@ -31,7 +31,7 @@ void ParameterStore::load(const checkpoint::TransformerWeights &weights) {
   // On the CPU, tensors stored in the compute dtype are used in place, in
   // the mapped file.
   std::optional<at::ScalarType> inPlaceType;
-  if (device.is_cpu())
+  if (rankDevice.isHost())
     inPlaceType = computeType;
   place([&](const ParamSpec &spec) {
     return loadParameter(weights, spec, tpSize, tpIndex, inPlaceType);

@@ -74,6 +74,10 @@ bool setPassiveWait() {
          ::setenv("OMP_WAIT_POLICY", "PASSIVE", 1) == 0;
 }
 
+bool setReproducibleBlas() {
+  return !std::getenv("MKL_CBWR") && ::setenv("MKL_CBWR", "AUTO,STRICT", 1) == 0;
+}
+
 void restartForPassiveWait(char **argv) {
   if (setPassiveWait())
     ::execv("/proc/self/exe", argv);

@@ -115,12 +115,16 @@ void refuseOtherSpacings(const JsonObject &c) {
 }
 
 /// stretch_shift_to_terminal: rescales 1 - sigma so that the last sigma is
-/// `terminal`. numpy 1.x makes the scale a float64 scalar; the table keeps
-/// its own precision.
+/// `terminal`. Under numpy 2's promotion rules (NEP 50, the numpy diffusers
+/// runs with here) the Python float 1 - terminal takes the table's
+/// precision, so a float32 table's scale is a float32 quotient (numpy 1.x
+/// made it a float64 scalar, one float32 step away in Qwen-Image's last
+/// sigma).
 void stretchToTerminal(Table &table, double terminal) {
   if (terminal == 0.0 || table.v.empty())
     return;
-  double scale = table.round(1.0 - table.v.back()) / (1.0 - terminal);
+  double scale =
+      table.round(table.round(1.0 - table.v.back()) / table.round(1.0 - terminal));
   for (double &v : table.v)
     v = table.round(1.0 - table.round(table.round(1.0 - v) / table.round(scale)));
 }

@@ -8,6 +8,8 @@
 #include "ditc/Support/JsonFile.h"
 #include "ditc/Support/Utf8.h"
 
+#include <ATen/core/grad_mode.h>
+
 #include <algorithm>
 #include <cctype>
 #include <iostream>

@@ -3,6 +3,8 @@
 #include "ditc/Runtime/Vae/Attention.h"
 #include "ditc/Runtime/Vae/Bands.h"
 
+#include <ATen/core/grad_mode.h>
+
 #include <cmath>
 #include <tuple>
 

@@ -2,6 +2,8 @@
 #include "ditc/Runtime/Vae/VaeModel.h"
 #include "ditc/Support/BadInput.h"
 
+#include <ATen/core/grad_mode.h>
+
 namespace ditc::runtime {
 
 const char *const kSupportedVaeClasses =

@@ -11,6 +11,7 @@
 #ifndef DITC_RUNTIME_COMMUNICATOR_H
 #define DITC_RUNTIME_COMMUNICATOR_H
 
+#include "ditc/Runtime/Device/Device.h"
 #include "ditc/Runtime/Comm/Rendezvous.h"
 #include "ditc/Runtime/Plan/Manifest.h"
 
@@ -62,24 +63,27 @@ private:
       inFlight;
 };
 
+/// The device a rank's tensors live on for `backend`: its GPU under NCCL,
+/// the host under gloo. Throws RunFailure naming the rank when that GPU is
+/// not there.
+std::unique_ptr<Device> openRankDevice(int64_t rank, Backend backend);
+
 class Communicator {
 public:
   /// Joins the rendezvous, runs the agreement, and builds the process
   /// groups the rank's programs use. Throws RunFailure.
   Communicator(const Manifest &manifest, int64_t rank, const Vote &vote,
                const std::vector<std::vector<std::string>> &axisTuples,
-               const RendezvousOptions &options);
+               const RendezvousOptions &options, std::unique_ptr<Device> device);
   ~Communicator();
 
   int64_t rank() const { return myRank; }
   /// The size of this rank's group over `axes` and its index in it, from
   /// the groups already built: (1, 0) where the group is this rank alone.
   std::pair<int64_t, int64_t> position(const std::vector<std::string> &axes) const;
-  at::Device device() const { return tensorDevice; }
-  /// Waits until the device has run every kernel issued so far. On a GPU,
-  /// ops only queue kernels, so a step's wall time means nothing until the
-  /// queue is drained; on the CPU it returns at once.
-  void synchronizeDevice() const;
+  /// The rank's device (Device/): the host under gloo, its GPU under NCCL.
+  const Device &rankDevice() const { return *deviceOfRank; }
+  at::Device device() const { return deviceOfRank->torchDevice(); }
 
   at::Tensor allReduce(const at::Tensor &x, const std::vector<std::string> &axes,
                        const std::string &what);
@@ -190,7 +194,7 @@ private:
   const Manifest &manifest;
   int64_t myRank;
   RendezvousOptions options;
-  at::Device tensorDevice{at::kCPU};
+  std::unique_ptr<Device> deviceOfRank;
   std::shared_ptr<void> store; // c10d::Store, kept opaque for the header
   std::map<std::string, std::unique_ptr<Group>> groups;
   std::unique_ptr<Group> outputGroup;

@@ -24,9 +24,8 @@ namespace ditc::runtime {
 /// timeout.
 using Wait = std::function<void()>;
 
-/// A process group, whatever its backend class: c10d's gloo and NCCL groups
-/// share their collective signatures but not a base class across torch
-/// versions (ProcessGroup in 1.13, Backend in 2.x), so a template adapts.
+/// A process group, whatever its backend (Comm/Backends: GlooGroup,
+/// NcclGroup, one file each as in c10d).
 /// Operations of one group start in program order and the backend runs them
 /// in that order (gloo's single worker thread, NCCL's stream), so an
 /// asynchronous collective keeps the group's issue order.
@@ -43,6 +42,8 @@ public:
   /// The member at `rootIndex` sends `x`; every other member receives into
   /// its `x`, of the same shape. Blocks until done.
   virtual void broadcast(at::Tensor &x, int64_t rootIndex) = 0;
+  /// Returns once every member has reached it.
+  virtual void barrier() = 0;
 
   std::string key;
   std::vector<int64_t> members;
@@ -54,11 +55,6 @@ public:
   std::string hostReduceRefusal; // why not, when decided against
   bool allReduced = false, exchanged = false; // for --report's transports
 };
-
-/// The device `rank`'s tensors live on: cuda:LOCAL_RANK (or cuda:rank)
-/// under NCCL, made current; the CPU under gloo. Throws RunFailure for NCCL
-/// in a build without it.
-at::Device rankDevice(int64_t rank, Backend backend);
 
 /// The process group over `members` (global ranks, in group order; `rank`
 /// among them) for the axis key `key`, connected through `store`. Every

@@ -11,6 +11,7 @@
 #ifndef DITC_RUNTIME_MEMORYCHECK_H
 #define DITC_RUNTIME_MEMORYCHECK_H
 
+#include "ditc/Runtime/Device/CpuDevice.h"
 #include "ditc/Runtime/Plan/Program.h"
 
 #include <map>
@@ -70,30 +71,6 @@ RankMemoryNeed estimateRankMemory(const Manifest &manifest,
                                   const std::vector<const Program *> &programs,
                                   int64_t rank, int64_t computeElementBytes);
 
-/// Memory this process may still use, and where the figure comes from.
-struct MemoryLimit {
-  int64_t bytes = 0;
-  std::string source; // "MemAvailable in /proc/meminfo", ...
-};
-
-/// The least of: MemAvailable from /proc/meminfo, and for the cgroup this
-/// process is in and each one above it, its limit minus its usage (cgroup
-/// v2 memory.max - memory.current; v1 memory.limit_in_bytes -
-/// memory.usage_in_bytes). nullopt when none of them can be read.
-std::optional<MemoryLimit> hostMemoryAvailable();
-
-/// Address space this process may still map: RLIMIT_AS minus VmSize from
-/// /proc/self/status; nullopt when unlimited. A per-process limit, so it
-/// bounds each rank alone (ranks inherit it from --nproc).
-std::optional<MemoryLimit> addressSpaceAvailable();
-
-/// This process's resident bytes now (VmRSS) and the file-backed part of
-/// them (RssFile: mapped code and files, which a step's tensors never are),
-/// from /proc/self/status; zeros where it cannot be read.
-struct ResidentMemory {
-  int64_t total = 0, file = 0;
-};
-ResidentMemory residentMemory();
 
 /// Refuses (BadInput, exit 2) when the ranks `needs` (those sharing this
 /// host) cannot fit: their sum against hostMemoryAvailable(), and each one
@@ -105,11 +82,11 @@ void checkHostMemory(const Manifest &manifest,
                      const std::vector<RankMemoryNeed> &needs,
                      const std::string &dtypeName, bool onDevice);
 
-/// Under NCCL: refuses when `need` (parameters and activations) exceeds the
-/// free memory of CUDA device `device`. Does nothing in a build without
-/// NCCL.
+/// On a GPU: refuses when `need` (parameters and activations) exceeds the
+/// device's free memory (cudaMemGetInfo). Does nothing when the device
+/// cannot say.
 void checkDeviceMemory(const Manifest &manifest, const RankMemoryNeed &need,
-                       int64_t device, const std::string &dtypeName);
+                       const Device &device, const std::string &dtypeName);
 
 } // namespace ditc::runtime
 

@@ -10,6 +10,7 @@
 #define DITC_RUNTIME_EXEC_PARAMETERSTORE_H
 
 #include "ditc/Checkpoint/Snapshot.h"
+#include "ditc/Runtime/Device/Device.h"
 #include "ditc/Runtime/Plan/Program.h"
 
 #include <ATen/ATen.h>
@@ -24,7 +25,7 @@ namespace ditc::runtime {
 class ParameterStore {
 public:
   ParameterStore(const Manifest &manifest, int64_t rank, const Program &program,
-                 at::ScalarType computeType, at::Device device);
+                 at::ScalarType computeType, const Device &rankDevice);
 
   /// Draws every parameter from `seed`, unless they came from a checkpoint
   /// or were drawn from this seed already. Returns whether they changed.
@@ -55,6 +56,7 @@ private:
   int64_t rank;
   const Program &prog;
   at::ScalarType computeType;
+  const Device &rankDevice;
   at::Device device;
   std::optional<int64_t> drawnSeed;
   bool loaded = false; // parameters came from a checkpoint

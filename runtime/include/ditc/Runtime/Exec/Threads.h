@@ -56,6 +56,17 @@ int64_t configureThreads(int64_t requested);
 /// (restartForPassiveWait) for its own libgomp to.
 bool setPassiveWait();
 
+/// torch's wheel computes GEMMs with MKL, whose results depend on the
+/// operands' memory alignment and the code path it picks unless its
+/// Conditional Numerical Reproducibility mode is strict: a parameter used
+/// in place in a mapped snapshot then gave other bits than the same values
+/// drawn into an aligned tensor. dit-run promises identical bytes for the
+/// same computation placed elsewhere (docs/runtime.md, "Threads"), so it
+/// sets MKL_CBWR=AUTO,STRICT when unset: the fastest path this CPU has,
+/// bitwise reproducible. MKL reads it at its first call, after main starts,
+/// so no restart is needed. Returns true when it set it.
+bool setReproducibleBlas();
+
 /// Sets PASSIVE when unset and starts this process again with `argv`;
 /// returns only when the variable was set already or the restart failed
 /// (then the process goes on with libgomp's spinning).
