@@ -79,6 +79,20 @@ std::string TransformerWeights::weightsSource() const {
 
 TensorLocation TransformerWeights::find(const std::string &tensor) const {
   auto it = tensors.find(tensor);
+  if (it != tensors.end())
+    return it->second;
+  // transformers 5 saves a model without its base module's name (a
+  // CLIPTextModel's "text_model.embeddings..." as "embeddings...") and reads
+  // either layout back; so does this, when no tensor of the checkpoint
+  // starts with that module's name.
+  size_t dot = tensor.find('.');
+  if (dot == std::string::npos)
+    return {};
+  std::string module = tensor.substr(0, dot + 1);
+  auto first = tensors.lower_bound(module);
+  if (first != tensors.end() && first->first.compare(0, module.size(), module) == 0)
+    return {};
+  it = tensors.find(tensor.substr(dot + 1));
   return it == tensors.end() ? TensorLocation{} : it->second;
 }
 

@@ -68,16 +68,23 @@ RopeTable rotaryTable(const OpAttrs &a, int64_t seq, int64_t width, int64_t d,
     int64_t even;
     int axis;
     double freq;
+    int64_t ltxFrequency = -1; // LTX: index into ltxFrequencies
   };
   std::vector<Pair> pairs;
   std::vector<int64_t> partner(d);
   for (int64_t c = 0; c < d; ++c)
     partner[c] = c;
-  auto addPair = [&](int64_t even, int axis, double freq) {
-    pairs.push_back({even, axis, freq});
+  auto addPair = [&](int64_t even, int axis, double freq, int64_t ltxFrequency = -1) {
+    pairs.push_back({even, axis, freq, ltxFrequency});
     partner[even] = even + 1;
     partner[even + 1] = even;
   };
+  // LTX-Video's table is float32 in diffusers (LTXVideoRotaryPosEmbed
+  // "always computes rope in fp32"), and its angles reach (pi / 2) theta,
+  // where float32 rounds them: a float64 table was 2.3e-5 from diffusers
+  // after three steps. So its frequencies, positions, angles, cos and sin
+  // are taken with the same float32 ATen ops, in the same order.
+  std::vector<float> ltxFrequencies;
   if (a.ropeLtx) {
     // One table over all heads (W channels); this rank holds tp block
     // `first / width` of them. After W mod 6 unrotated channels, pair j
@@ -86,13 +93,17 @@ RopeTable rotaryTable(const OpAttrs &a, int64_t seq, int64_t width, int64_t d,
     int64_t full = width * a.headShards;
     int64_t firstChannel = tpCoordinate * width;
     int64_t pad = full % 6, n = full / 6;
+    // theta ** linspace(log_theta 1, log_theta theta, n), * pi / 2.
+    at::Tensor frequencies =
+        at::pow(at::Scalar(theta), at::linspace(0.0, 1.0, n, at::TensorOptions(at::kFloat))) *
+        M_PI / 2.0;
+    ltxFrequencies.assign(frequencies.data_ptr<float>(), frequencies.data_ptr<float>() + n);
     for (int64_t c = 0; c + 1 < width; c += 2) {
       int64_t g = firstChannel + c;
       if (g < pad)
         continue;
       int64_t j = (g - pad) / 2;
-      double exponent = n > 1 ? double(j / 3) / double(n - 1) : 0.0;
-      addPair(c, int(j % 3), std::pow(theta, exponent) * M_PI / 2.0);
+      addPair(c, int(j % 3), 0.0, j / 3);
     }
   } else {
     for (int axis = 0, offset = 0; axis < 3; offset += int(axesDims[axis]), ++axis) {
@@ -103,17 +114,33 @@ RopeTable rotaryTable(const OpAttrs &a, int64_t seq, int64_t width, int64_t d,
     }
   }
   // The position an angle multiplies: gridOffset + gridStep * index (the
-  // grid index unless CogVideoX 1.0 crops its rotary grid), or for ltx
-  // the fractional position mapped to [-1, 1): 2 * index * scale - 1.
+  // grid index unless CogVideoX 1.0 crops its rotary grid). LTX's are its
+  // own (ltxPositions below).
   auto position = [&](int axis, int64_t index) {
-    if (!a.ropeLtx)
-      return a.gridOffset[axis] + a.gridStep[axis] * double(index);
-    return 2.0 * (double(index) * a.coordinateScale[axis]) - 1.0;
+    return a.gridOffset[axis] + a.gridStep[axis] * double(index);
   };
   std::vector<double> cosTable(seq * d, 1.0), sinTable(seq * d, 0.0);
   int64_t gh = int64_t(grid[1]), gw = int64_t(grid[2]);
+  // LTX: the float32 positions 2 (index * scale) - 1 of each axis (the
+  // fractional position mapped to [-1, 1)), and the angles gathered for one
+  // float32 cos and sin after the walk.
+  std::vector<std::vector<float>> ltxPositions(3);
+  if (a.ropeLtx)
+    for (int axis = 0; axis < 3; ++axis) {
+      at::Tensor p = at::arange(int64_t(grid[axis]), at::TensorOptions(at::kFloat)) *
+                         a.coordinateScale[axis] * 2 - 1;
+      ltxPositions[axis].assign(p.data_ptr<float>(), p.data_ptr<float>() + p.numel());
+    }
+  std::vector<float> ltxAngles;
+  std::vector<int64_t> ltxSlots; // row * d + even channel of each angle
   auto turn = [&](int64_t row, const int64_t coord[3]) {
     for (const Pair &pair : pairs) {
+      if (pair.ltxFrequency >= 0) {
+        ltxAngles.push_back(ltxFrequencies[pair.ltxFrequency] *
+                            ltxPositions[pair.axis][coord[pair.axis]]);
+        ltxSlots.push_back(row * d + pair.even);
+        continue;
+      }
       double angle = position(pair.axis, coord[pair.axis]) * pair.freq;
       double *cosRow = &cosTable[row * d], *sinRow = &sinTable[row * d];
       cosRow[pair.even] = cosRow[pair.even + 1] = std::cos(angle);
@@ -139,6 +166,18 @@ RopeTable rotaryTable(const OpAttrs &a, int64_t seq, int64_t width, int64_t d,
       int64_t coord[3] = {at, at, at};
       turn(prefix ? j : image + j, coord);
     }
+  if (!ltxAngles.empty()) {
+    at::Tensor angles = at::from_blob(ltxAngles.data(), {int64_t(ltxAngles.size())},
+                                      at::TensorOptions(at::kFloat));
+    at::Tensor cos = angles.cos(), sin = angles.sin();
+    const float *c = cos.data_ptr<float>(), *s = sin.data_ptr<float>();
+    for (size_t i = 0; i < ltxSlots.size(); ++i) {
+      int64_t slot = ltxSlots[i];
+      cosTable[slot] = cosTable[slot + 1] = c[i];
+      sinTable[slot] = -s[i];
+      sinTable[slot + 1] = s[i];
+    }
+  }
   auto doubles = at::TensorOptions(at::kDouble);
   RopeTable table;
   table.cos = at::from_blob(cosTable.data(), {seq, 1, d}, doubles).to(options);

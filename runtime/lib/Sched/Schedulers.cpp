@@ -36,9 +36,16 @@ std::vector<double> linspace(double start, double stop, int64_t num) {
     return y;
   int64_t div = num - 1;
   double delta = stop - start;
-  double step = div > 0 ? delta / double(div) : delta;
-  for (int64_t i = 0; i < num; ++i)
-    y[size_t(i)] = (step == 0 ? double(i) / double(div) * delta : double(i) * step) + start;
+  for (int64_t i = 0; i < num; ++i) {
+    // numpy's cases: one point has no step (i * delta); a zero step
+    // divides first. A single point used to divide 0 by 0 (a one-step
+    // FLUX schedule, whose linspace(1, 1/1, 1) has delta 0).
+    double step = div > 0 ? delta / double(div) : 0.0;
+    double offset = div <= 0     ? double(i) * delta
+                    : step == 0 ? double(i) / double(div) * delta
+                                : double(i) * step;
+    y[size_t(i)] = offset + start;
+  }
   if (num > 1)
     y.back() = stop;
   return y;

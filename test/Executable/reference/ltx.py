@@ -33,23 +33,28 @@ def unpack(tokens, f, h, w):
 
 def rope_tables(dim, num_frames, height, width, scale, patch=1, patch_t=1,
                 theta=10000.0):
-    """LTXVideoRotaryPosEmbed.forward over the whole width `dim`, in float64:
+    """LTXVideoRotaryPosEmbed.forward over the whole width `dim`, in float32
+    as diffusers computes it ("always compute rope in fp32": its angles reach
+    (pi / 2) theta, where float32 rounding is part of the model's numbers):
     fractional coordinates, dim // 6 log-spaced frequencies per axis,
-    interleaved (f, h, w) per frequency, dim % 6 unrotated channels first."""
-    gf, gh, gw = np.meshgrid(np.arange(num_frames, dtype=np.float64),
-                             np.arange(height, dtype=np.float64),
-                             np.arange(width, dtype=np.float64), indexing="ij")
+    interleaved (f, h, w) per frequency, dim % 6 unrotated channels first.
+    The rest of the reference stays float64."""
+    f32 = np.float32
+    gf, gh, gw = np.meshgrid(np.arange(num_frames, dtype=f32),
+                             np.arange(height, dtype=f32),
+                             np.arange(width, dtype=f32), indexing="ij")
     grid = np.stack([gf, gh, gw], 0).reshape(3, -1).T  # [S, 3]
     grid = grid * np.array([scale[0] * patch_t / BASE[0],
                             scale[1] * patch / BASE[1],
-                            scale[2] * patch / BASE[2]])
+                            scale[2] * patch / BASE[2]], dtype=f32)
     n = dim // 6
-    freqs = theta ** np.linspace(math.log(1.0, theta), math.log(theta, theta), n)
-    freqs = freqs * math.pi / 2.0
-    angle = freqs[None, None, :] * (grid[:, :, None] * 2 - 1)  # [S, 3, n]
+    freqs = f32(theta) ** np.linspace(math.log(1.0, theta), math.log(theta, theta), n,
+                                      dtype=f32)
+    freqs = freqs * f32(math.pi) / f32(2.0)
+    angle = freqs[None, None, :] * (grid[:, :, None] * f32(2) - f32(1))  # [S, 3, n]
     angle = angle.transpose(0, 2, 1).reshape(grid.shape[0], 3 * n)  # per freq: f, h, w
-    cos = np.repeat(np.cos(angle), 2, axis=-1)
-    sin = np.repeat(np.sin(angle), 2, axis=-1)
+    cos = np.repeat(np.cos(angle), 2, axis=-1).astype(np.float64)
+    sin = np.repeat(np.sin(angle), 2, axis=-1).astype(np.float64)
     pad = dim % 6
     if pad:
         cos = np.concatenate([np.ones((cos.shape[0], pad)), cos], -1)
