@@ -170,14 +170,14 @@ if ! diff -r "$work/old/explain" "$work/new/explain" >/dev/null; then
   echo "DIFFERS: explain"
 fi
 # weights on a snapshot written from a one-rank plan (NumPy needed).
-if /usr/bin/python3 -c "import numpy" 2>/dev/null; then
+if "${DITC_PYTHON:-$root/.venv/bin/python3}" -c "import numpy" 2>/dev/null; then
   run weights compile tiny-wan --dtype f32 -o plan
   for side in old new; do
     bin=$old
     [[ $side == new ]] && bin=$new
     (cd "$work/$side/weights" &&
-      /usr/bin/python3 "$inputs/weights/make_snapshot.py" plan "$root/models/tiny-wan" good >/dev/null &&
-      /usr/bin/python3 "$inputs/weights/make_snapshot.py" plan "$root/models/tiny-wan" bad --drop blocks.0.attn1.to_q.weight >/dev/null
+      "${DITC_PYTHON:-$root/.venv/bin/python3}" "$inputs/weights/make_snapshot.py" plan "$root/models/tiny-wan" good >/dev/null &&
+      "${DITC_PYTHON:-$root/.venv/bin/python3}" "$inputs/weights/make_snapshot.py" plan "$root/models/tiny-wan" bad --drop blocks.0.attn1.to_q.weight >/dev/null
       for snap in good bad; do
         "$bin" weights $snap >"weights-$snap.txt" 2>&1; echo $? >>"weights-$snap.txt"
         "$bin" weights $snap --format json >"weights-$snap.json" 2>&1; echo $? >>"weights-$snap.json"

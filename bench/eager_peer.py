@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Executes a ditc plan with PyTorch eager ops and torch.distributed, one
 process per rank: the eager PyTorch peer that `dit-run` is benchmarked
 against. By default float32 on the CPU over gloo; `--device cuda --dtype

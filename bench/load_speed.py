@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """dit-run --weights load throughput per rank, against `cat` of the same
 files, from the page cache, in one run.
 

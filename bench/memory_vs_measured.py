@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """The cost model's per-rank peak memory against dit-run's measured peak
 (issue 32, point 3).
 

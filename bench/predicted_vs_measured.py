@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """The cost model against dit-run on this machine (issue 12, point 7).
 
 1. A hardware profile of this host from `ditc calibrate`: the runtime's

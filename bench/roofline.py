@@ -1,10 +1,10 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """dit-run against this machine's peak: the sgemm roofline of every bench-wan
 configuration, in one run.
 
-1. The machine's sgemm peak: libtorch's mm of two 2048 x 2048 float32
-   matrices (the same libtorch and OpenBLAS dit-run links), best of 5, with
-   1 thread and with every core.
+1. The machine's sgemm peak: the better of libtorch's mm (MKL) and the
+   OpenBLAS sgemm dit-run's CPU tiles call, on two 2048 x 2048 float32
+   matrices, best of 5, with 1 thread and with every core.
 2. The FLOPs of one denoising step: each rank's program's per_step.flops
    from the plan (ditc's own count, docs/plan-format.md: GEMMs 2·M·N·K,
    attention 4·B·H·Lq·Lk·d with every key a ring visits, norms and
@@ -112,20 +112,43 @@ def comm_columns(reports):
 
 
 def sgemm_peak(threads, n=2048, repeats=5):
-    """libtorch's mm of two n x n float32 matrices, in GFLOP/s, with
-    `threads` ATen and OpenBLAS threads (OpenBLAS keeps its own pool)."""
+    """This machine's sgemm, in GFLOP/s, for two n x n float32 matrices with
+    `threads` threads: the better of libtorch's mm (MKL, in torch's wheel)
+    and the OpenBLAS that dit-run's CPU GEMM tiles call (Debian's
+    libopenblas.so.0, runtime/include/ditc/Runtime/Exec/HostBlas.h), so the
+    fraction is of the fastest sgemm here, whichever library it is."""
+    import ctypes
     import torch
     from eager_peer import set_blas_threads
     torch.set_num_threads(threads)
     set_blas_threads(threads)
     a, b = torch.randn(n, n), torch.randn(n, n)
-    torch.mm(a, b)
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        torch.mm(a, b)
-        best = min(best, time.perf_counter() - start)
-    return 2 * n ** 3 / best / 1e9
+    c = torch.empty(n, n)
+
+    def best_of(product):
+        product()
+        best = float("inf")
+        for _ in range(repeats):
+            start = time.perf_counter()
+            product()
+            best = min(best, time.perf_counter() - start)
+        return 2 * n ** 3 / best / 1e9
+
+    rates = [best_of(lambda: torch.mm(a, b))]
+    try:
+        blas = ctypes.CDLL("libopenblas.so.0", mode=os.RTLD_LOCAL)
+    except OSError:
+        return rates[0]
+    blas.openblas_set_num_threads(threads)
+    pointer = ctypes.POINTER(ctypes.c_float)
+    sgemm = blas.cblas_sgemm
+    sgemm.argtypes = [ctypes.c_int] * 6 + [ctypes.c_float, pointer, ctypes.c_int, pointer,
+                                           ctypes.c_int, ctypes.c_float, pointer, ctypes.c_int]
+    args = [101, 111, 111, n, n, n, 1.0,
+            ctypes.cast(a.data_ptr(), pointer), n, ctypes.cast(b.data_ptr(), pointer), n,
+            0.0, ctypes.cast(c.data_ptr(), pointer), n]
+    rates.append(best_of(lambda: sgemm(*args)))
+    return max(rates)
 
 
 def run(cmd, env=None):
@@ -167,7 +190,7 @@ def main():
     peak = peaks[cores]
     print(f"{MODEL} {' '.join(WORKLOAD)}, float32, {cores} cores, load average "
           f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
-    print("sgemm peak (libtorch mm 2048^3): " +
+    print("sgemm peak (2048^3, the better of libtorch mm and OpenBLAS): " +
           ", ".join(f"{peaks[t]:.1f} GFLOP/s with {t} thread{'s' if t > 1 else ''}"
                     for t in peaks))
     print(f"fraction = whole-step GFLOP/s summed over ranks / {peak:.1f} "

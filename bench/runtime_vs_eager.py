@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Step time of dit-run against an eager PyTorch + torch.distributed (gloo)
 peer (bench/eager_peer.py) that executes the same plan with the same
 semantics, at one and at two ranks.
@@ -102,7 +102,7 @@ def main():
                     env.pop("OMP_WAIT_POLICY", None)
                     if policy == "PASSIVE":
                         env["OMP_WAIT_POLICY"] = "PASSIVE"
-                    line = run(["/usr/bin/python3", peer, plan,
+                    line = run([sys.executable, peer, plan,
                                 "--steps", str(args.steps + 1), "--warmup", "1",
                                 "--nproc", str(ranks), "--output", theirs,
                                 "--threads", str(threads)], env)

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """dit-run's VAE decode against this machine's peak and against torch eager,
 side by side in one run.
 

@@ -34,6 +34,9 @@ if (( ! compiler_only )); then
   # no libgloo, so only the declarations are used (docs/runtime.md, "The
   # torch dit-run links").
   packages+=(libgloo-dev)
+  # The CPU kernels' GEMM tiles (runtime/include/ditc/Runtime/Exec/HostBlas.h
+  # says why OpenBLAS, not the MKL inside torch's wheel).
+  packages+=(libopenblas0-pthread)
   # MP4 output (H.264 through libavcodec); ffprobe reads it back in tests.
   packages+=(pkg-config libavcodec-dev libavformat-dev libavutil-dev libswscale-dev ffmpeg)
   # Prompts: SentencePiece (T5's tokenizer, in dit-sentencepiece; spm_train

@@ -240,13 +240,10 @@ at::Tensor Executor::reusableInput(const Op &op, const std::vector<int> &dying,
 }
 
 /// diffusers' get_timestep_embedding(flip_sin_to_cos=True,
-/// downscale_freq_shift=0) of scale x t, in float32 as diffusers takes it:
-/// its frequencies, the products and the sin and cos are float32 ATen ops,
-/// so dit-run's float32 run gives diffusers' bits, where a float64 sinusoid
-/// differed from them by up to 1.2e-5 relative after a few FLUX steps
-/// (arguments reach 1000 x scale, so float32 rounds them, and diffusers
-/// with them). The scale multiplies the input first, as FLUX's
-/// transformer multiplies its guidance by 1000 before embedding it.
+/// downscale_freq_shift=0) of scale x t, with diffusers' float32 ATen ops:
+/// its arguments reach 1000 x scale, where float32 rounds them, and a
+/// float64 sinusoid was 1.2e-5 from diffusers after three FLUX steps. The
+/// scale multiplies first, as FLUX multiplies its guidance by 1000.
 static at::Tensor sinusoid(const at::Tensor &t, int64_t dim, double scale) {
   int64_t half = dim / 2;
   at::Tensor exponent = at::arange(half, at::TensorOptions(at::kFloat)) *

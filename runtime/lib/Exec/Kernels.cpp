@@ -1,5 +1,6 @@
 //===- Kernels.cpp - GEMM and attention whose bits ignore the thread count ===//
 #include "ditc/Runtime/Exec/Kernels.h"
+#include "ditc/Runtime/Exec/HostBlas.h"
 #include "ditc/Runtime/Plan/Program.h"
 
 #include <ATen/Parallel.h>
@@ -115,6 +116,10 @@ at::Tensor tiledProduct(const at::Tensor &x, int64_t items, const at::Tensor &w,
   at::Tensor result = at::empty(shape, x.options());
   at::Tensor y = result.view({m, n});
   at::Tensor wt = w.t();
+  // float32 rows of unit stride go to OpenBLAS (HostBlas.h says why).
+  bool openBlas = x2.scalar_type() == at::kFloat && w.scalar_type() == at::kFloat &&
+                  x2.stride(1) == 1 && w.stride(1) == 1 &&
+                  (!b.defined() || b.scalar_type() == at::kFloat) && hostBlasLoaded();
   int64_t colTiles = ceilDiv(n, kTileCols);
   int64_t perItemTiles = ceilDiv(perItem, kTileRows) * colTiles;
   forEachItem(true, items * perItemTiles, [&](int64_t tile) {
@@ -124,6 +129,14 @@ at::Tensor tiledProduct(const at::Tensor &x, int64_t items, const at::Tensor &w,
     int64_t rows = std::min(kTileRows, (item + 1) * perItem - r0);
     int64_t cols = std::min(kTileCols, n - c0);
     at::Tensor tileOut = y.narrow(0, r0, rows).narrow(1, c0, cols);
+    if (openBlas) {
+      float *out = y.data_ptr<float>() + r0 * n + c0;
+      if (b.defined()) // the bias rows first, then C = A Bᵀ + C
+        tileOut.copy_(b.narrow(0, c0, cols).unsqueeze(0).expand({rows, cols}));
+      hostGemmNT(rows, cols, k, x2.data_ptr<float>() + r0 * x2.stride(0), x2.stride(0),
+                 w.data_ptr<float>() + c0 * w.stride(0), w.stride(0), out, n, b.defined());
+      return;
+    }
     at::Tensor lhs = x2.narrow(0, r0, rows), rhs = wt.narrow(1, c0, cols);
     if (b.defined())
       at::addmm_out(tileOut, b.narrow(0, c0, cols), lhs, rhs);
