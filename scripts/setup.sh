@@ -76,7 +76,7 @@ if [[ -e "$venv" && ! -f "$venv/pyvenv.cfg" ]]; then
   echo "setup: $venv exists and is not a virtual environment; move it or set DITC_VENV" >&2
   exit 2
 fi
-echo "setup: making $venv from scripts/requirements.txt (about 3.2 GB of wheels)"
+echo "setup: making $venv from scripts/requirements.txt (about 2.6 GB of wheels)"
 rm -f "$stamp"
 # Debian's python3 (3.11), whatever else is first on PATH.
 /usr/bin/python3 -m venv "$venv"

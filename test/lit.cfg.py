@@ -47,6 +47,10 @@ config.substitutions.append(("%models", os.path.join(config.ditc_src_root, "mode
 config.substitutions.append(("%ditc_obj_root", config.ditc_obj_root))
 config.substitutions.append(("%cxx", config.ditc_cxx_compiler))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+# A host with an NVIDIA driver (nvidia-smi) runs the GPU path instead of
+# refusing it (Runtime/no-gpu.test).
+if shutil.which("nvidia-smi"):
+    config.available_features.add("cuda-device")
 # rsvg-convert (librsvg2-bin) renders a plan's layout.svg to PNG.
 if shutil.which("rsvg-convert"):
     config.available_features.add("rsvg-convert")

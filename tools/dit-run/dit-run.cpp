@@ -332,13 +332,16 @@ static int runDitRun(const std::vector<std::string> &args, char **argv) {
                        " is out of range; expected a number in [-1e6, 1e6]");
       options.guidanceScale = g;
     }
-    std::string dtype = parser.get("--dtype").value_or("float32");
-    if (dtype != "float32" && dtype != "bfloat16")
-      throw BadInput("--dtype is '" + dtype + "'; expected float32 or bfloat16");
-    options.bfloat16 = dtype == "bfloat16";
     std::string backend = parser.get("--backend").value_or("gloo");
     if (backend != "gloo" && backend != "nccl")
       throw BadInput("--backend is '" + backend + "'; expected gloo or nccl");
+    // On GPUs (NCCL) bfloat16 is the default, as every DiT serves there; on
+    // the CPU, float32.
+    std::string dtype =
+        parser.get("--dtype").value_or(backend == "nccl" ? "bfloat16" : "float32");
+    if (dtype != "float32" && dtype != "bfloat16")
+      throw BadInput("--dtype is '" + dtype + "'; expected float32 or bfloat16");
+    options.bfloat16 = dtype == "bfloat16";
     options.rendezvous.backend = backend == "nccl" ? Backend::Nccl : Backend::Gloo;
     int64_t timeoutSeconds = parser.getInt("--timeout", 1, 86400).value_or(300);
     options.rendezvous.timeout = std::chrono::milliseconds(timeoutSeconds * 1000);
