@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "ditc/Runtime/Driver/Calibrate.h"
 #include "ditc/Runtime/Comm/Communicator.h"
+#include "ditc/Runtime/Device/CpuDevice.h"
 #include "ditc/Runtime/Driver/Launcher.h"
 #include "ditc/Runtime/Driver/Runner.h"
 #include "ditc/Runtime/Exec/Threads.h"
@@ -125,7 +126,7 @@ int main(int argc, char **argv) {
       throw BadInput("dit-calibrate: --output RAW.json is required");
     std::string output = *parser.get("--output");
     checkOutputPath(output, "--output");
-    int64_t cores = usableCores();
+    int64_t cores = CpuDevice::usableCores();
     std::vector<int64_t> threads;
     if (auto text = parser.get("--threads"))
       threads = parseCounts("--threads", *text, 1, 1024);

@@ -1,7 +1,12 @@
 //===- CpuDevice.cpp - the host as a rank's device -------------------------===//
 #include "ditc/Runtime/Device/CpuDevice.h"
 
+#include <ATen/Parallel.h>
+
 #include <algorithm>
+#include <dlfcn.h>
+#include <sched.h>
+#include <thread>
 #include <climits>
 #include <fstream>
 #include <sstream>
@@ -14,6 +19,24 @@ std::optional<MemoryLimit> CpuDevice::freeMemory() const {
 }
 
 std::string CpuDevice::describe() const { return "cpu"; }
+
+int64_t CpuDevice::usableCores() {
+  cpu_set_t set;
+  if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+    return CPU_COUNT(&set);
+  return std::max<int64_t>(1, int64_t(std::thread::hardware_concurrency()));
+}
+
+void CpuDevice::placeThreads(int64_t threads) {
+  at::set_num_threads(int(threads));
+  try {
+    at::set_num_interop_threads(1);
+  } catch (const std::exception &) {
+    // Already fixed by an earlier call in this process; it is unused.
+  }
+  if (void *setter = ::dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))
+    reinterpret_cast<void (*)(int)>(setter)(1);
+}
 
 // The files below may hold anything, so a product saturates instead of
 // wrapping.

@@ -1,6 +1,7 @@
 //===- DecodeOnly.cpp - dit-run --decode-only: latents to pictures --------===//
 #include "ditc/Runtime/Driver/DecodeOnly.h"
 #include "ditc/Runtime/Comm/Communicator.h"
+#include "ditc/Runtime/Device/CpuDevice.h"
 #include "ditc/Runtime/Driver/MemoryCheck.h"
 #include "ditc/Runtime/Exec/Threads.h"
 #include "ditc/Runtime/Driver/PictureOutputs.h"
@@ -130,7 +131,7 @@ void runDecodeOnly(const DecodeOptions &options) {
   int64_t busy = 0;
   for (int64_t peer : ranksOnThisHost(rank, m.worldSize()))
     busy += std::count(decoders.begin(), decoders.end(), peer);
-  configureThreads(std::max<int64_t>(1, usableCores() / std::max<int64_t>(1, busy)));
+  configureThreads(std::max<int64_t>(1, CpuDevice::usableCores() / std::max<int64_t>(1, busy)));
   // The same vote as a denoising run's: the plan and this rank's programs
   // (their hashes from the manifest, checked when it was read).
   Vote vote{m.planHash, ""};

@@ -1,5 +1,6 @@
 //===- Threads.cpp - how many threads a rank computes with ----------------===//
 #include "ditc/Runtime/Exec/Threads.h"
+#include "ditc/Runtime/Device/CpuDevice.h"
 #include "ditc/Support/ArgParser.h"
 
 #include <ATen/Parallel.h>
@@ -55,18 +56,11 @@ int64_t planDefaultThreads(const Manifest &m, int64_t rank) {
   int64_t busy = 0;
   for (int64_t r : host)
     busy += std::count(stage.begin(), stage.end(), r) ? 1 : 0;
-  return std::max<int64_t>(1, usableCores() / std::max<int64_t>(1, busy));
-}
-
-int64_t usableCores() {
-  cpu_set_t set;
-  if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-    return CPU_COUNT(&set);
-  return std::max<int64_t>(1, int64_t(std::thread::hardware_concurrency()));
+  return std::max<int64_t>(1, CpuDevice::usableCores() / std::max<int64_t>(1, busy));
 }
 
 int64_t defaultThreads() {
-  return std::max<int64_t>(1, usableCores() / std::max<int64_t>(1, localWorldSizeEnv()));
+  return std::max<int64_t>(1, CpuDevice::usableCores() / std::max<int64_t>(1, localWorldSizeEnv()));
 }
 
 bool setPassiveWait() {
@@ -106,17 +100,7 @@ std::string waitPolicyAtLoad() {
 
 int64_t configureThreads(int64_t requested) {
   int64_t threads = requested > 0 ? requested : defaultThreads();
-  // One pool per rank: ATen's intra-op threads run everything, the GEMM
-  // tiles included (Kernels.h), so OpenBLAS gets one thread and its own
-  // pool never spins against ATen's. No op here uses inter-op parallelism.
-  at::set_num_threads(int(threads));
-  try {
-    at::set_num_interop_threads(1);
-  } catch (const std::exception &) {
-    // Already fixed by an earlier call in this process; it is unused.
-  }
-  if (void *setter = ::dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))
-    reinterpret_cast<void (*)(int)>(setter)(1);
+  CpuDevice::placeThreads(threads);
   return threads;
 }
 

@@ -20,6 +20,15 @@ public:
   std::optional<int64_t> peakBytes() const override { return std::nullopt; }
   void synchronize() const override {}
   std::string describe() const override;
+
+  /// The CPUs this process may run on (its affinity mask, which taskset,
+  /// cgroups and Slurm narrow), or every core the host has.
+  static int64_t usableCores();
+  /// Thread placement: `threads` intra-op threads (ATen's pool, which runs
+  /// every op and the GEMM tiles), one inter-op thread (no op uses them),
+  /// and one thread for a BLAS pool of its own (an OpenBLAS torch links),
+  /// so no second pool spins against ATen's on the same cores.
+  static void placeThreads(int64_t threads);
 };
 
 /// The least of: MemAvailable from /proc/meminfo, and for the cgroup this

@@ -17,10 +17,6 @@
 
 namespace ditc::runtime {
 
-/// The CPUs this process may run on (its affinity mask, which taskset,
-/// cgroups and Slurm narrow), or every core the host has.
-int64_t usableCores();
-
 /// Intra-op threads per rank when --threads is not given: the cores this
 /// process may use divided by the ranks that share its host
 /// (LOCAL_WORLD_SIZE, set by --nproc and torchrun; 1 when unset), at least
@@ -41,9 +37,9 @@ std::vector<int64_t> ranksOnThisHost(int64_t rank, int64_t worldSize);
 /// uses both cores while the other waits (docs/runtime.md, "Threads").
 int64_t planDefaultThreads(const Manifest &manifest, int64_t rank);
 
-/// Sets this process's threads: `requested` (or defaultThreads() for 0)
-/// intra-op threads, one inter-op thread and one OpenBLAS thread. The
-/// results do not depend on the count (Kernels.h). Returns the count.
+/// Sets this process's threads (CpuDevice::placeThreads): `requested` (or
+/// defaultThreads() for 0) intra-op threads. The results do not depend on
+/// the count (Kernels.h). Returns the count.
 int64_t configureThreads(int64_t requested);
 
 /// libgomp reads OMP_WAIT_POLICY once, as it loads, before main. By
