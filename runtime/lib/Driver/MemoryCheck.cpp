@@ -6,10 +6,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
-#include <fstream>
 #include <set>
-#include <sstream>
-#include <sys/resource.h>
 
 
 namespace ditc::runtime {

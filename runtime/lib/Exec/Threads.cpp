@@ -3,14 +3,9 @@
 #include "ditc/Runtime/Device/CpuDevice.h"
 #include "ditc/Support/ArgParser.h"
 
-#include <ATen/Parallel.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <dlfcn.h>
-#include <sched.h>
-#include <thread>
 #include <unistd.h>
 
 namespace ditc::runtime {
