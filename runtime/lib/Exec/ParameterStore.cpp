@@ -9,7 +9,7 @@ ParameterStore::ParameterStore(const Manifest &manifest, int64_t rank,
                                const Program &program, at::ScalarType computeType,
                                const Device &rankDevice)
     : manifest(manifest), rank(rank), prog(program), computeType(computeType),
-      rankDevice(rankDevice), device(rankDevice.torchDevice()) {}
+      rankDevice(rankDevice) {}
 
 bool ParameterStore::materialize(int64_t seed) {
   if (released || loaded || drawnSeed == seed)
@@ -71,7 +71,7 @@ void ParameterStore::place(
         auto it = parameterByName.find(spec.name);
         if (it == parameterByName.end()) {
           at::Tensor t =
-              make(spec).to(at::TensorOptions(computeType).device(device));
+              make(spec).to(at::TensorOptions(computeType).device(rankDevice.torchDevice()));
           it = parameterByName.emplace(spec.name, t).first;
         }
         tensors.push_back(it->second);

@@ -57,7 +57,6 @@ private:
   const Program &prog;
   at::ScalarType computeType;
   const Device &rankDevice;
-  at::Device device;
   std::optional<int64_t> drawnSeed;
   bool loaded = false; // parameters came from a checkpoint
   bool released = false;
